@@ -1,0 +1,86 @@
+# examples.mk: builds the example generators and, for every size and
+# variant, the generated library linked with Halide's RunGen driver.
+# Included by the top-level Makefile (needs config.mk's HALIDE_* and NPROC).
+#
+#   $(B)ex/bin/NAME.generator            each generator, built once
+#   $(B)ex/SIZE/NAME/VARIANT/NAME.a      generator output (also .h,
+#                                        .registration.cpp, gen.log)
+#   $(B)ex/SIZE/NAME/VARIANT/rungen      RunGen linked with NAME.a
+#
+# SIZE is `test` (small estimates) or `bench` (realistic ones); VARIANT is
+# how the schedule is made (EX_VARIANTS). Generator runs go through
+# protune-cc, exactly as a user's build would run them.
+
+EXAMPLES ?= $(sort $(patsubst $(srcdir)/examples/%/,%,$(dir \
+	$(wildcard $(srcdir)/examples/*/*_generator.cpp))))
+EX_VARIANTS := reference manual adams2019 mullapudi2016
+EX_TARGET ?= host
+EX_MACHINE_PARAMS ?= $(NPROC),16777216,40
+EX := $(B)ex/
+EX_CXXFLAGS := -std=c++17 -O1 -Wall -Wextra -isystem $(HALIDE_INCDIR)
+RUNGEN_CXXFLAGS := -std=c++17 -O2 -isystem $(HALIDE_INCDIR) \
+	-DHALIDE_NO_PNG -DHALIDE_NO_JPEG
+
+EX_ARGS_reference := schedule=reference
+EX_ARGS_manual := schedule=manual
+EX_ARGS_adams2019 := auto_schedule=true machine_params=$(EX_MACHINE_PARAMS) \
+	-p $(HALIDE_PLUGINDIR)/libautoschedule_adams2019.so -s Adams2019
+EX_ARGS_mullapudi2016 := auto_schedule=true machine_params=$(EX_MACHINE_PARAMS) \
+	-p $(HALIDE_PLUGINDIR)/libautoschedule_mullapudi2016.so -s Mullapudi2016
+EX_EMIT_reference := static_library,h,registration
+EX_EMIT_manual := static_library,h,registration
+EX_EMIT_adams2019 := static_library,h,registration,schedule
+EX_EMIT_mullapudi2016 := static_library,h,registration,schedule
+
+$(EX)obj/GenGen.o: $(HALIDE_TOOLSDIR)/GenGen.cpp
+	$(call say,CXX,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) $(EX_CXXFLAGS) -c $< -o $@
+
+$(EX)obj/RunGenMain.o: $(HALIDE_TOOLSDIR)/RunGenMain.cpp
+	$(call say,CXX,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) $(RUNGEN_CXXFLAGS) -c $< -o $@
+
+# ex_generator NAME
+define ex_generator
+$(EX)obj/$(1)_generator.o: $(srcdir)/examples/$(1)/$(1)_generator.cpp \
+		$(srcdir)/examples/common/pt_example.h
+	$$(call say,CXX,$$<)
+	@mkdir -p $$(@D)
+	$$(Q)$$(CXX) $$(EX_CXXFLAGS) -c $$< -o $$@
+
+$(EX)bin/$(1).generator: $(EX)obj/$(1)_generator.o $(EX)obj/GenGen.o
+	$$(call say,LD,$$@)
+	@mkdir -p $$(@D)
+	$$(Q)$$(CXX) $$(LDFLAGS) $$^ $$(HALIDE_LIBS) -ldl -lpthread -o $$@
+endef
+
+# ex_variant NAME SIZE VARIANT
+define ex_variant
+$(EX)$(2)/$(1)/$(3)/$(1).a: $(EX)bin/$(1).generator | $(B)bin/protune-cc
+	$$(call say,GEN,$(2)/$(1)/$(3))
+	@mkdir -p $$(@D)
+	$$(Q)$(B)bin/protune-cc $(EX)bin/$(1).generator -g $(1) -o $$(@D) \
+		-e $(EX_EMIT_$(3)) -n $(1) target=$$(EX_TARGET) size=$(2) \
+		$(EX_ARGS_$(3)) >$$(@D)/gen.log 2>&1 || \
+		{ cat $$(@D)/gen.log >&2; rm -f $$@; exit 1; }
+
+$(EX)$(2)/$(1)/$(3)/rungen: $(EX)$(2)/$(1)/$(3)/$(1).a $(EX)obj/RunGenMain.o
+	$$(call say,LD,$$@)
+	$$(Q)$$(CXX) $$(RUNGEN_CXXFLAGS) $$(LDFLAGS) $(EX)obj/RunGenMain.o \
+		$$(@D)/$(1).registration.cpp $$< -ldl -lpthread -o $$@
+endef
+
+$(foreach n,$(EXAMPLES),$(eval $(call ex_generator,$(n))))
+$(foreach n,$(EXAMPLES),$(foreach s,test bench,$(foreach v,$(EX_VARIANTS),\
+	$(eval $(call ex_variant,$(n),$(s),$(v))))))
+
+ex_rungens = $(foreach n,$(EXAMPLES),$(foreach v,$(2),$(EX)$(1)/$(n)/$(v)/rungen))
+
+examples: $(EXAMPLES:%=$(EX)bin/%.generator)
+examples-test: $(call ex_rungens,test,$(EX_VARIANTS)) $(B)tests/pt-imgcmp
+examples-bench: $(call ex_rungens,bench,$(EX_VARIANTS)) $(B)tests/pt-imgcmp
+DEMO_SIZE ?= bench
+examples-demo: $(call ex_rungens,$(DEMO_SIZE),reference manual adams2019) $(B)tests/pt-imgcmp
+.PHONY: examples-demo

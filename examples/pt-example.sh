@@ -1,0 +1,62 @@
+# pt-example.sh: shell functions to run and check the built examples.
+# Sourced by the tests, `make demo` and `make bench`. Needs PT_BUILD_DIR (the
+# build/ directory) and PT_SRCDIR (the source tree).
+#
+# Every run feeds the program random inputs sized by their estimates (floats
+# uniform in [0,1], integers over the whole type; the seed picks them) and
+# sizes the output by its estimate, so all variants of an example at one
+# size see identical inputs.
+
+# pt_ex_list: the examples that have a generator, one per line, or those
+# named in PT_EXAMPLES (what `make EXAMPLES=...` passes on).
+pt_ex_list() {
+	if [ -n "${PT_EXAMPLES:-}" ]; then
+		printf '%s\n' $PT_EXAMPLES
+		return
+	fi
+	for f in "$PT_SRCDIR"/examples/*/*_generator.cpp; do
+		basename "$(dirname "$f")"
+	done
+}
+
+# pt_ex_rungen SIZE NAME VARIANT: path of the RunGen program.
+pt_ex_rungen() {
+	printf '%s/ex/%s/%s/%s/rungen' "$PT_BUILD_DIR" "$1" "$2" "$3"
+}
+
+# pt_ex_run SIZE NAME VARIANT OUT SEED [RUNGEN-ARGS...]: run once, output to
+# OUT (a .tmp file). RunGen's chatter goes to OUT.log.
+pt_ex_run() {
+	_r=$(pt_ex_rungen "$1" "$2" "$3") _out=$4 _seed=$5
+	shift 5
+	"$_r" --quiet --default_input_buffers="random:$_seed:estimate_then_auto" \
+		--default_input_scalars=estimate --output_extents=estimate \
+		output="$_out" "$@" >"$_out.log" 2>&1 ||
+		{ echo "$_r failed:" >&2; cat "$_out.log" >&2; return 1; }
+}
+
+# pt_ex_tolerance NAME: set PT_ABS_TOL and PT_REL_TOL from the example's
+# check.conf (0 and 0, bit for bit, when it sets none).
+pt_ex_tolerance() {
+	PT_ABS_TOL=0 PT_REL_TOL=0
+	if [ -f "$PT_SRCDIR/examples/$1/check.conf" ]; then
+		. "$PT_SRCDIR/examples/$1/check.conf"
+	fi
+}
+
+# pt_ex_compare NAME REF GOT: compare two outputs of example NAME with its
+# tolerance; the reason for a difference goes to stderr.
+pt_ex_compare() {
+	pt_ex_tolerance "$1"
+	pt-imgcmp --abs "$PT_ABS_TOL" --rel "$PT_REL_TOL" "$2" "$3"
+}
+
+# pt_ex_time SIZE NAME VARIANT SEED MIN_SECONDS: print RunGen's best time
+# per iteration in milliseconds (best of its samples of MIN_SECONDS).
+pt_ex_time() {
+	_t=$(mktemp) || return 1
+	pt_ex_run "$1" "$2" "$3" "$_t.tmp" "$4" --benchmarks=all \
+		--benchmark_min_time="$5" --parsable_output || { rm -f "$_t"*; return 1; }
+	sed -n 's/.*BEST_TIME_MSEC_PER_ITER *//p' "$_t.tmp.log"
+	rm -f "$_t" "$_t.tmp" "$_t.tmp.log"
+}

@@ -1,0 +1,128 @@
+/* The unit-test runner: see pt_test.h. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "pt_test.h"
+
+#include <ftw.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern const struct pt_test_suite pt_suite_error, pt_suite_strbuf,
+	pt_suite_path, pt_suite_tmpimg;
+
+static const struct pt_test_suite *const suites[] = {
+	&pt_suite_error, &pt_suite_strbuf, &pt_suite_path, &pt_suite_tmpimg,
+};
+
+static int failed;
+static char tmpdir[256];
+
+int pt_test_check(int cond, const char *expr, const char *file, int line)
+{
+	if (!cond) {
+		printf("# %s:%d: check failed: %s\n", file, line, expr);
+		failed = 1;
+	}
+	return cond;
+}
+
+int pt_test_check_str(const char *got, const char *want, const char *expr,
+		      const char *file, int line)
+{
+	if (got && want && strcmp(got, want) == 0)
+		return 1;
+	printf("# %s:%d: %s\n#   got:  %s%s%s\n#   want: \"%s\"\n", file, line,
+	       expr, got ? "\"" : "", got ? got : "NULL", got ? "\"" : "",
+	       want ? want : "NULL");
+	failed = 1;
+	return 0;
+}
+
+int pt_test_check_int(long long got, long long want, const char *expr,
+		      const char *file, int line)
+{
+	if (got == want)
+		return 1;
+	printf("# %s:%d: %s is %lld, want %lld\n", file, line, expr, got, want);
+	failed = 1;
+	return 0;
+}
+
+void pt_test_abort(void)
+{
+	fflush(stdout);
+	_exit(1);
+}
+
+const char *pt_test_tmpdir(void)
+{
+	return tmpdir;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+static int run_case(const struct pt_test_case *tc)
+{
+	pid_t pid;
+	int status;
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/pt-unit.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		printf("# cannot create a temporary directory\n");
+		return 0;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		printf("# fork failed\n");
+		return 0;
+	}
+	if (pid == 0) {
+		failed = 0;
+		tc->fn();
+		fflush(stdout);
+		_exit(failed ? 1 : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		;
+	if (nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		printf("# could not remove %s\n", tmpdir);
+	if (WIFSIGNALED(status))
+		printf("# killed by signal %d\n", WTERMSIG(status));
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *filter = argc > 1 ? argv[1] : NULL;
+	int n = 0, nfail = 0;
+	size_t s, c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (s = 0; s < sizeof(suites) / sizeof(suites[0]); s++) {
+		for (c = 0; c < suites[s]->ncases; c++) {
+			const struct pt_test_case *tc = &suites[s]->cases[c];
+			char full[256];
+			int ok;
+
+			snprintf(full, sizeof(full), "%s: %s", suites[s]->name,
+				 tc->name);
+			if (filter && !strstr(full, filter))
+				continue;
+			ok = run_case(tc);
+			printf("%sok %d - unit %s\n", ok ? "" : "not ", ++n, full);
+			nfail += !ok;
+		}
+	}
+	printf("1..%d\n", n);
+	return nfail ? 1 : 0;
+}
