@@ -250,8 +250,26 @@ int pt_tmpimg_perturb(struct pt_tmpimg *img, size_t i, struct pt_error *err)
 				    img->nelem);
 	p = (char *)img->data + i * img->elem_size;
 	switch (img->type) {
-	case PT_TMP_F32: { float v; memcpy(&v, p, 4); v += 1.0f; memcpy(p, &v, 4); break; }
-	case PT_TMP_F64: { double v; memcpy(&v, p, 8); v += 1.0; memcpy(p, &v, 8); break; }
+	/* +1.0 leaves NaN, infinities and huge values unchanged: those
+	 * become 0 so that the element always changes. */
+	case PT_TMP_F32: {
+		float v, nv;
+		memcpy(&v, p, 4);
+		nv = v + 1.0f;
+		if (isnan(v) || memcmp(&nv, &v, 4) == 0)
+			nv = 0.0f;
+		memcpy(p, &nv, 4);
+		break;
+	}
+	case PT_TMP_F64: {
+		double v, nv;
+		memcpy(&v, p, 8);
+		nv = v + 1.0;
+		if (isnan(v) || memcmp(&nv, &v, 8) == 0)
+			nv = 0.0;
+		memcpy(p, &nv, 8);
+		break;
+	}
 	default: {
 		/* Add one to the little-endian unsigned value: wraps like the
 		 * type's own arithmetic. */

@@ -16,6 +16,8 @@ libgit2-dev
 libxxhash-dev
 libpng-dev
 libjpeg-dev
+clang
+libclang-rt-14-dev
 "
 
 missing=

@@ -81,8 +81,10 @@ int pt_tmpimg_compare(const struct pt_tmpimg *ref, const struct pt_tmpimg *got,
 		      const struct pt_tmpimg_tol *tol,
 		      struct pt_tmpimg_diff *diff, struct pt_error *err);
 
-/* Change element `i` by +1 (integers wrap; floats add 1.0). For tests that
- * prove the comparison catches a single wrong pixel. Errors: PT_EINVAL. */
+/* Change element `i` by +1 (integers wrap; floats add 1.0, and a float
+ * that +1.0 would leave unchanged, NaN, infinite or huge, becomes 0), so the
+ * element always changes. For tests that prove the comparison catches a
+ * single wrong pixel. Errors: PT_EINVAL. */
 int pt_tmpimg_perturb(struct pt_tmpimg *img, size_t i, struct pt_error *err);
 
 #endif

@@ -96,6 +96,28 @@ PT_TEST(perturb_wraps_integers)
 	pt_tmpimg_release(&a);
 }
 
+PT_TEST(perturb_always_changes_floats)
+{
+	struct pt_tmpimg a = PT_TMPIMG_INIT, b = PT_TMPIMG_INIT;
+	unsigned char buf[64];
+	double px[4] = { NAN, INFINITY, 1e300, -2.0 };
+	size_t len = make_tmp(buf, 4, 1, 1, 1, PT_TMP_F64, px, sizeof(px));
+	size_t i;
+
+	PT_REQUIRE(pt_tmpimg_parse(&a, buf, len, "a", NULL) == 0);
+	for (i = 0; i < 4; i++) {
+		PT_REQUIRE(pt_tmpimg_parse(&b, buf, len, "b", NULL) == 0);
+		PT_REQUIRE(pt_tmpimg_perturb(&b, i, NULL) == 0);
+		PT_CHECK_INT(pt_tmpimg_compare(&a, &b, NULL, NULL, NULL), PT_EMISMATCH);
+		pt_tmpimg_release(&b);
+	}
+	PT_REQUIRE(pt_tmpimg_parse(&b, buf, len, "b", NULL) == 0);
+	PT_REQUIRE(pt_tmpimg_perturb(&b, 3, NULL) == 0);
+	PT_CHECK(pt_tmpimg_get(&b, 3) == -1.0);
+	pt_tmpimg_release(&a);
+	pt_tmpimg_release(&b);
+}
+
 PT_TEST(compare_floats_with_tolerance)
 {
 	struct pt_tmpimg a = PT_TMPIMG_INIT, b = PT_TMPIMG_INIT;
@@ -188,6 +210,7 @@ PT_SUITE(tmpimg,
 	 { "parse rejects bad input with a message", parse_rejects_bad_input_with_message },
 	 { "integers compare exactly", compare_integers_exactly },
 	 { "perturb wraps integers", perturb_wraps_integers },
+	 { "perturb always changes floats", perturb_always_changes_floats },
 	 { "floats compare within tolerance", compare_floats_with_tolerance },
 	 { "NaN matches only NaN", nan_matches_only_nan },
 	 { "shape and type differences are reported", compare_reports_shape_and_type },
