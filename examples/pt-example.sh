@@ -26,13 +26,34 @@ pt_ex_rungen() {
 
 # pt_ex_run SIZE NAME VARIANT OUT SEED [RUNGEN-ARGS...]: run once, output to
 # OUT (a .tmp file). RunGen's chatter goes to OUT.log.
+#
+# Inputs must be exactly their estimated size: RunGen silently enlarges an
+# input that a schedule reads beyond (RoundUp, ShiftInwards wider than the
+# extent, ...), which would hide an out-of-bounds read from the check; its
+# --verbose log says "Updated Shape" when it does, and that is a failure.
 pt_ex_run() {
 	_r=$(pt_ex_rungen "$1" "$2" "$3") _out=$4 _seed=$5
 	shift 5
-	"$_r" --quiet --default_input_buffers="random:$_seed:estimate_then_auto" \
+	"$_r" --verbose --quiet \
+		--default_input_buffers="random:$_seed:estimate_then_auto" \
 		--default_input_scalars=estimate --output_extents=estimate \
 		output="$_out" "$@" >"$_out.log" 2>&1 ||
 		{ echo "$_r failed:" >&2; cat "$_out.log" >&2; return 1; }
+	# "Input NAME: Shape is [[min,extent,stride],...]" then, if RunGen
+	# reallocated it, "Input NAME: Updated Shape is [...]". A new stride
+	# alone (RunGen does that for non-default output sizes) is harmless.
+	if ! awk '
+		function dims(s) { gsub(/[^-0-9,]/, " ", s); gsub(/ *, */, ",", s); return s }
+		function minext(s,   n, a, i, r) { n = split(dims(s), a, /[ ]+/); r = ""
+			for (i = 1; i <= n; i++) if (a[i] != "") { split(a[i], p, ","); r = r p[1] "," p[2] ";" }
+			return r }
+		/^Input .*: Shape is / { name = $2; sub(/:$/, "", name); sub(/.*Shape is /, ""); shape[name] = minext($0) }
+		/^Input .*: Updated Shape is / { name = $2; sub(/:$/, "", name); sub(/.*Shape is /, "")
+			if (minext($0) != shape[name]) { print "RunGen enlarged input " name " to " $0; bad = 1 } }
+		END { exit bad }' "$_out.log" >&2; then
+		echo "$_r reads outside the estimated size of an input" >&2
+		return 1
+	fi
 }
 
 # pt_ex_tolerance NAME: set PT_ABS_TOL and PT_REL_TOL from the example's

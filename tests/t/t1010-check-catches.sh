@@ -42,6 +42,11 @@ test_expect_success 'an output of another shape is caught' '
 	test_grep "shape differs" err
 '
 
+test_expect_success 'a run that reads beyond an input is caught' '
+	test_must_fail pt_ex_run test blur manual far.tmp 1 --output_extents=[300,200] 2>err &&
+	test_grep "reads outside the estimated size of an input" err
+'
+
 float_ex=
 for ex in $(pt_ex_list); do
 	pt_ex_tolerance $ex
