@@ -13,6 +13,7 @@ set -u
 PATH=$PT_BUILD_DIR/bin:$PT_BUILD_DIR/tests:$PATH
 . "$PT_SRCDIR/examples/pt-example.sh"
 [ $# -gt 0 ] || set -- $(pt_ex_list)
+examples=$*
 rounds=${BENCH_ROUNDS:-5}
 min_time=${BENCH_MIN_TIME:-0.2}
 variants=${BENCH_VARIANTS:-manual adams2019 mullapudi2016}
@@ -31,7 +32,7 @@ for v in $variants; do printf ' %14s' "$v"; done
 for v in $variants; do [ "$v" = manual ] || printf ' %9s' "$v/man" | sed 's/mullapudi2016/mull/;s/adams2019/adams/'; done
 echo
 fail=0
-for ex in "$@"; do
+for ex in $examples; do
 	pt_ex_run bench "$ex" reference "$tmp/ref.tmp" 1 || { fail=1; continue; }
 	for v in $variants; do
 		: >"$tmp/$v.times"
@@ -72,4 +73,21 @@ for ex in "$@"; do
 	rm -f "$tmp"/*.bad "$tmp"/*.times
 done
 echo "(medians in ms; ratio > 1 means slower than the manual schedule; $tsv)"
+echo
+echo "Generator run time in seconds (schedule search, lowering and LLVM), one run each:"
+printf '%-16s' example
+for v in $variants; do printf ' %14s' "$v"; done
+echo
+for ex in $examples; do
+	printf '%-16s' "$ex"
+	for v in $variants; do
+		f=$PT_BUILD_DIR/ex/bench/$ex/$v/gen.ms
+		if [ -f "$f" ]; then
+			printf ' %14s' "$(awk '{ printf "%.1f", $1 / 1000 }' "$f")"
+		else
+			printf ' %14s' -
+		fi
+	done
+	echo
+done
 exit $fail

@@ -4,7 +4,8 @@
 #
 #   $(B)ex/bin/NAME.generator            each generator, built once
 #   $(B)ex/SIZE/NAME/VARIANT/NAME.a      generator output (also .h,
-#                                        .registration.cpp, gen.log)
+#                                        .registration.cpp, gen.log, and
+#                                        gen.ms: the run's wall time in ms)
 #   $(B)ex/SIZE/NAME/VARIANT/rungen      RunGen linked with NAME.a
 #
 # SIZE is `test` (small estimates) or `bench` (realistic ones); VARIANT is
@@ -61,10 +62,12 @@ define ex_variant
 $(EX)$(2)/$(1)/$(3)/$(1).a: $(EX)bin/$(1).generator | $(B)bin/protune-cc
 	$$(call say,GEN,$(2)/$(1)/$(3))
 	@mkdir -p $$(@D)
-	$$(Q)$(B)bin/protune-cc $(EX)bin/$(1).generator -g $(1) -o $$(@D) \
+	$$(Q)t0=$$$$(date +%s%N); \
+	$(B)bin/protune-cc $(EX)bin/$(1).generator -g $(1) -o $$(@D) \
 		-e $(EX_EMIT_$(3)) -n $(1) target=$$(EX_TARGET) size=$(2) \
 		$(EX_ARGS_$(3)) >$$(@D)/gen.log 2>&1 || \
-		{ cat $$(@D)/gen.log >&2; rm -f $$@; exit 1; }
+		{ cat $$(@D)/gen.log >&2; rm -f $$@; exit 1; }; \
+	echo $$$$(( ($$$$(date +%s%N) - t0) / 1000000 )) >$$(@D)/gen.ms
 
 $(EX)$(2)/$(1)/$(3)/rungen: $(EX)$(2)/$(1)/$(3)/$(1).a $(EX)obj/RunGenMain.o
 	$$(call say,LD,$$@)
