@@ -11,10 +11,11 @@
 #include <unistd.h>
 
 extern const struct pt_test_suite pt_suite_error, pt_suite_strbuf,
-	pt_suite_path, pt_suite_tmpimg;
+	pt_suite_path, pt_suite_tmpimg, pt_suite_jobserver, pt_suite_lock;
 
 static const struct pt_test_suite *const suites[] = {
 	&pt_suite_error, &pt_suite_strbuf, &pt_suite_path, &pt_suite_tmpimg,
+	&pt_suite_jobserver, &pt_suite_lock,
 };
 
 static int failed;
