@@ -1,4 +1,5 @@
 #include "protune/pt_jobserver.h"
+#include "protune/pt_time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -365,14 +366,6 @@ int pt_jobserver_open_makeflags(struct pt_jobserver *js, const char *makeflags,
 	return pt_jobserver_open(js, &auth, err);
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait for `events` on fd until `deadline` (ms, or -1: forever).
  * Returns 1 when ready, 0 on timeout, -1 with errno on error. */
 static int wait_fd(int fd, short events, long long deadline)
@@ -384,7 +377,7 @@ static int wait_fd(int fd, short events, long long deadline)
 		if (deadline < 0) {
 			ms = -1;
 		} else {
-			long long left = deadline - now_ms();
+			long long left = deadline - pt_time_now_ms();
 			ms = left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 		}
 		pfd.fd = fd;
@@ -420,7 +413,7 @@ static int put_byte(int fd, unsigned char c)
 int pt_jobserver_acquire(struct pt_jobserver *js, int timeout_ms,
 			 struct pt_error *err)
 {
-	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	long long deadline = timeout_ms < 0 ? -1 : pt_time_now_ms() + timeout_ms;
 	unsigned char c;
 	ssize_t n;
 	int ready;

@@ -1,5 +1,6 @@
 #define _DEFAULT_SOURCE /* flock */
 #include "protune/pt_lock.h"
+#include "protune/pt_time.h"
 #include "protune/pt_strbuf.h"
 
 #include <errno.h>
@@ -20,22 +21,6 @@ static int lock_path(struct pt_strbuf *path, const char *dir, const char *name,
 	if (pt_strbuf_addf(path, "%s/%s", dir, name))
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	return 0;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
 }
 
 static int open_lock_file(const char *path)
@@ -77,7 +62,7 @@ int pt_lock_acquire(struct pt_lock *lk, const char *dir, const char *name,
 		    int timeout_ms, struct pt_error *err)
 {
 	struct pt_strbuf path = PT_STRBUF_INIT;
-	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	long long deadline = timeout_ms < 0 ? -1 : pt_time_now_ms() + timeout_ms;
 	long backoff = 1;
 	int fd = -1, ret;
 
@@ -104,12 +89,12 @@ int pt_lock_acquire(struct pt_lock *lk, const char *dir, const char *name,
 					   strerror(errno));
 			goto cleanup;
 		}
-		left = deadline - now_ms();
+		left = deadline - pt_time_now_ms();
 		if (left <= 0) {
 			ret = PT_LOCK_BUSY;
 			goto cleanup;
 		}
-		sleep_ms(backoff < left ? backoff : (long)left);
+		pt_time_sleep_ms(backoff < left ? backoff : (long)left);
 		backoff = backoff * 2 > 50 ? 50 : backoff * 2;
 	}
 	record_pid(fd);

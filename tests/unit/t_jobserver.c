@@ -1,5 +1,6 @@
 #include "pt_test.h"
 #include "protune/pt_jobserver.h"
+#include "protune/pt_time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,22 +11,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static long long ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 struct parse_case {
 	const char *makeflags;
@@ -190,9 +175,9 @@ static void exercise_tokens(struct pt_jobserver *js, int drain_fd)
 	PT_CHECK_INT(pt_jobserver_held(js), 3);
 	PT_CHECK(memcmp(js->held.buf, "+ab", 3) == 0);
 	PT_CHECK_INT(pt_jobserver_acquire(js, 0, &err), PT_JOBSERVER_TIMEOUT);
-	t0 = ms_now();
+	t0 = pt_time_now_ms();
 	PT_CHECK_INT(pt_jobserver_acquire(js, 200, &err), PT_JOBSERVER_TIMEOUT);
-	dt = ms_now() - t0;
+	dt = pt_time_now_ms() - t0;
 	if (!PT_CHECK(dt >= 195 && dt < 700))
 		printf("#   timed out after %lld ms\n", dt);
 	PT_CHECK_INT(pt_jobserver_held(js), 3);
@@ -309,12 +294,12 @@ PT_TEST(blocking_acquire_waits_for_a_release)
 	pid = fork();
 	PT_REQUIRE(pid >= 0);
 	if (pid == 0) {
-		nap_ms(150);
+		pt_time_sleep_ms(150);
 		_exit(write(p[1], "t", 1) == 1 ? 0 : 1);
 	}
-	t0 = ms_now();
+	t0 = pt_time_now_ms();
 	PT_CHECK_INT(pt_jobserver_acquire(&js, -1, NULL), 0);
-	dt = ms_now() - t0;
+	dt = pt_time_now_ms() - t0;
 	PT_CHECK(dt >= 100);
 	PT_CHECK(js.held.len == 1 && js.held.buf[0] == 't');
 	PT_REQUIRE(waitpid(pid, &status, 0) == pid);
@@ -346,14 +331,14 @@ PT_TEST(signals_do_not_cut_the_wait_short)
 	PT_REQUIRE(pid >= 0);
 	if (pid == 0) {
 		for (i = 0; i < 5; i++) {
-			nap_ms(40);
+			pt_time_sleep_ms(40);
 			kill(parent, SIGUSR1);
 		}
 		_exit(0);
 	}
-	t0 = ms_now();
+	t0 = pt_time_now_ms();
 	PT_CHECK_INT(pt_jobserver_acquire(&js, 300, NULL), PT_JOBSERVER_TIMEOUT);
-	dt = ms_now() - t0;
+	dt = pt_time_now_ms() - t0;
 	if (!PT_CHECK(dt >= 295 && dt < 900))
 		printf("#   timed out after %lld ms\n", dt);
 	waitpid(pid, NULL, 0);

@@ -1,5 +1,6 @@
 #include "pt_test.h"
 #include "protune/pt_lock.h"
+#include "protune/pt_time.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -11,14 +12,6 @@
 #include <unistd.h>
 
 #define NAME "bench.lock"
-
-static long long ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static pid_t holder(void)
 {
@@ -71,16 +64,16 @@ static int child_finds_lock_busy(void)
 	long long t0, dt;
 	int ok = 1;
 
-	t0 = ms_now();
+	t0 = pt_time_now_ms();
 	ok &= PT_CHECK_INT(pt_lock_acquire(&lk, pt_test_tmpdir(), NAME, 0, NULL),
 			   PT_LOCK_BUSY);
-	dt = ms_now() - t0;
+	dt = pt_time_now_ms() - t0;
 	ok &= PT_CHECK(dt < 50);
 	ok &= PT_CHECK_INT(lk.fd, -1);
-	t0 = ms_now();
+	t0 = pt_time_now_ms();
 	ok &= PT_CHECK_INT(pt_lock_acquire(&lk, pt_test_tmpdir(), NAME, 300, NULL),
 			   PT_LOCK_BUSY);
-	dt = ms_now() - t0;
+	dt = pt_time_now_ms() - t0;
 	if (!PT_CHECK(dt >= 295 && dt < 800)) {
 		printf("#   gave up after %lld ms\n", dt);
 		ok = 0;
@@ -197,9 +190,9 @@ PT_TEST(waits_end_when_the_holder_lets_go)
 	/* Blocking wait. */
 	pid = spawn_holder(ready, go, 200);
 	wait_ready(ready);
-	t0 = ms_now();
+	t0 = pt_time_now_ms();
 	PT_CHECK_INT(pt_lock_acquire(&lk, pt_test_tmpdir(), NAME, -1, NULL), 0);
-	dt = ms_now() - t0;
+	dt = pt_time_now_ms() - t0;
 	PT_CHECK(dt >= 150 && dt < 1000);
 	pt_lock_release(&lk);
 	waitpid(pid, NULL, 0);
@@ -207,9 +200,9 @@ PT_TEST(waits_end_when_the_holder_lets_go)
 	/* Timed wait, freed before the deadline: at most ~50 ms late. */
 	pid = spawn_holder(ready, go, 200);
 	wait_ready(ready);
-	t0 = ms_now();
+	t0 = pt_time_now_ms();
 	PT_CHECK_INT(pt_lock_acquire(&lk, pt_test_tmpdir(), NAME, 2000, NULL), 0);
-	dt = ms_now() - t0;
+	dt = pt_time_now_ms() - t0;
 	if (!PT_CHECK(dt >= 150 && dt < 600))
 		printf("#   got it after %lld ms\n", dt);
 	pt_lock_release(&lk);
