@@ -27,6 +27,7 @@ const char *pt_strerror(int code)
 	case PT_ENOTFOUND: return "not found";
 	case PT_ESPAWN: return "cannot start child process";
 	case PT_EMISMATCH: return "mismatch";
+	case PT_ETIMEDOUT: return "timed out";
 	}
 	return "unknown error";
 }

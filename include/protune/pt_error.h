@@ -19,7 +19,8 @@ enum {
 	PT_EINVAL = -4,   /* invalid argument from the caller */
 	PT_ENOTFOUND = -5,/* a named thing (file, program, key) does not exist */
 	PT_ESPAWN = -6,   /* a child process could not be started */
-	PT_EMISMATCH = -7 /* two inputs that should agree do not */
+	PT_EMISMATCH = -7,/* two inputs that should agree do not */
+	PT_ETIMEDOUT = -8 /* a child or an operation ran past its time limit */
 };
 
 #define PT_ERROR_MSG_MAX 512

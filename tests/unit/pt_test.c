@@ -11,11 +11,12 @@
 #include <unistd.h>
 
 extern const struct pt_test_suite pt_suite_error, pt_suite_strbuf,
-	pt_suite_path, pt_suite_tmpimg, pt_suite_jobserver, pt_suite_lock;
+	pt_suite_path, pt_suite_tmpimg, pt_suite_jobserver, pt_suite_lock,
+	pt_suite_strvec, pt_suite_spawn;
 
 static const struct pt_test_suite *const suites[] = {
 	&pt_suite_error, &pt_suite_strbuf, &pt_suite_path, &pt_suite_tmpimg,
-	&pt_suite_jobserver, &pt_suite_lock,
+	&pt_suite_jobserver, &pt_suite_lock, &pt_suite_strvec, &pt_suite_spawn,
 };
 
 static int failed;
