@@ -16,7 +16,7 @@ PATH=$PT_BUILD_DIR/bin:$PT_BUILD_DIR/tests:$PATH
 examples=$*
 rounds=${BENCH_ROUNDS:-5}
 min_time=${BENCH_MIN_TIME:-0.2}
-variants=${BENCH_VARIANTS:-manual adams2019 mullapudi2016}
+variants=${BENCH_VARIANTS:-manual adams2019 mullapudi2016 protune}
 out=$PT_BUILD_DIR/bench
 mkdir -p "$out" || exit 1
 tmp=$(mktemp -d) || exit 1

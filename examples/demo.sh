@@ -1,8 +1,9 @@
 #!/bin/sh
 # demo.sh: the main job's report. `make demo` has built every example
-# through protune-cc with its manual schedule and with Halide's Adams2019
-# autoscheduler (and a reference build); this runs each on the same random
-# input, checks the output against the reference and times it.
+# through protune-cc with its manual schedule, with Halide's Adams2019
+# autoscheduler, and with the ProTune plugin (and a reference build); this
+# runs each on the same random input, checks the output against the
+# reference and times it.
 #   demo.sh [EXAMPLE...]     (DEMO_SIZE=bench|test, default bench)
 set -u
 : "${PT_BUILD_DIR:?}" "${PT_SRCDIR:?}"
@@ -14,23 +15,28 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 echo "protune demo: $(protune-cc --version), examples at size '$size'"
-echo "Generators ran through protune-cc, which passes them through unchanged"
-echo "in this release (no tuner yet). Times: RunGen's best ms per iteration."
+echo "Generators ran through protune-cc. The protune column is the ProTune"
+echo "plugin applying the schedule its server answered: a fixed baseline in"
+echo "this release (the tuner is still to come), not a tuned one."
+echo "Times: RunGen's best ms per iteration."
 echo
-printf '%-16s %-9s %12s %12s %10s\n' example correct manual_ms adams2019_ms adams/man
+printf '%-16s %-9s %12s %12s %12s %10s %10s\n' example correct manual_ms \
+	adams2019_ms protune_ms adams/man prot/man
 bad=0
 for ex in "$@"; do
 	ok=yes
 	pt_ex_run "$size" "$ex" reference "$tmp/ref.tmp" 1 || ok=no
-	for v in manual adams2019; do
+	for v in manual adams2019 protune; do
 		pt_ex_run "$size" "$ex" $v "$tmp/$v.tmp" 1 &&
 			pt_ex_compare "$ex" "$tmp/ref.tmp" "$tmp/$v.tmp" 2>"$tmp/why" ||
 			{ ok=no; sed "s/^/  $ex $v: /" "$tmp/why" >&2; }
 	done
 	m=$(pt_ex_time "$size" "$ex" manual 1 0.2) || m=
 	a=$(pt_ex_time "$size" "$ex" adams2019 1 0.2) || a=
-	r=$(awk -v a="${a:-0}" -v m="${m:-0}" 'BEGIN { if (m > 0 && a > 0) printf "%.2f", a / m; else print "-" }')
-	printf '%-16s %-9s %12s %12s %10s\n' "$ex" "$ok" "${m:--}" "${a:--}" "$r"
+	p=$(pt_ex_time "$size" "$ex" protune 1 0.2) || p=
+	ratio() { awk -v a="${1:-0}" -v m="${2:-0}" 'BEGIN { if (m > 0 && a > 0) printf "%.2f", a / m; else print "-" }'; }
+	printf '%-16s %-9s %12s %12s %12s %10s %10s\n' "$ex" "$ok" "${m:--}" \
+		"${a:--}" "${p:--}" "$(ratio "$a" "$m")" "$(ratio "$p" "$m")"
 	[ "$ok" = yes ] || bad=$((bad + 1))
 done
 echo

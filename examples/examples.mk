@@ -14,7 +14,7 @@
 
 EXAMPLES ?= $(sort $(patsubst $(srcdir)/examples/%/,%,$(dir \
 	$(wildcard $(srcdir)/examples/*/*_generator.cpp))))
-EX_VARIANTS := reference manual adams2019 mullapudi2016
+EX_VARIANTS := reference manual adams2019 mullapudi2016 protune
 EX_TARGET ?= host
 EX_MACHINE_PARAMS ?= $(NPROC),16777216,40
 EX := $(B)ex/
@@ -28,6 +28,12 @@ EX_ARGS_adams2019 := auto_schedule=true machine_params=$(EX_MACHINE_PARAMS) \
 	-p $(HALIDE_PLUGINDIR)/libautoschedule_adams2019.so -s Adams2019
 EX_ARGS_mullapudi2016 := auto_schedule=true machine_params=$(EX_MACHINE_PARAMS) \
 	-p $(HALIDE_PLUGINDIR)/libautoschedule_mullapudi2016.so -s Mullapudi2016
+# protune: the ProTune plugin, which asks a `protune-cc --serve` it starts
+# for the schedule (the server's baseline until the tuner lands).
+EX_ARGS_protune := auto_schedule=true machine_params=$(EX_MACHINE_PARAMS) \
+	-p $(B)lib/libprotune_halide.so -s ProTune
+EX_DEPS_protune := $(B)lib/libprotune_halide.so $(B)bin/protune-cc
+EX_EMIT_protune := static_library,h,registration,schedule
 EX_EMIT_reference := static_library,h,registration
 EX_EMIT_manual := static_library,h,registration
 EX_EMIT_adams2019 := static_library,h,registration,schedule
@@ -59,7 +65,8 @@ endef
 
 # ex_variant NAME SIZE VARIANT
 define ex_variant
-$(EX)$(2)/$(1)/$(3)/$(1).a: $(EX)bin/$(1).generator | $(B)bin/protune-cc
+$(EX)$(2)/$(1)/$(3)/$(1).a: $(EX)bin/$(1).generator $(EX_DEPS_$(3)) | \
+		$(B)bin/protune-cc
 	$$(call say,GEN,$(2)/$(1)/$(3))
 	@mkdir -p $$(@D)
 	$$(Q)t0=$$$$(date +%s%N); \
@@ -85,5 +92,6 @@ examples: $(EXAMPLES:%=$(EX)bin/%.generator)
 examples-test: $(call ex_rungens,test,$(EX_VARIANTS)) $(B)tests/pt-imgcmp
 examples-bench: $(call ex_rungens,bench,$(EX_VARIANTS)) $(B)tests/pt-imgcmp
 DEMO_SIZE ?= bench
-examples-demo: $(call ex_rungens,$(DEMO_SIZE),reference manual adams2019) $(B)tests/pt-imgcmp
+examples-demo: $(call ex_rungens,$(DEMO_SIZE),reference manual adams2019 protune) \
+	$(B)tests/pt-imgcmp
 .PHONY: examples-demo

@@ -26,14 +26,22 @@ pt_ex_rungen() {
 
 # pt_ex_run SIZE NAME VARIANT OUT SEED [RUNGEN-ARGS...]: run once, output to
 # OUT (a .tmp file). RunGen's chatter goes to OUT.log.
+pt_ex_run() {
+	_p=$(pt_ex_rungen "$1" "$2" "$3")
+	shift 3
+	pt_rungen_run "$_p" "$@"
+}
+
+# pt_rungen_run PROGRAM OUT SEED [RUNGEN-ARGS...]: run a RunGen program once
+# on random inputs of exactly their estimated sizes, output to OUT.
 #
 # Inputs must be exactly their estimated size: RunGen silently enlarges an
 # input that a schedule reads beyond (RoundUp, ShiftInwards wider than the
 # extent, ...), which would hide an out-of-bounds read from the check; its
 # --verbose log says "Updated Shape" when it does, and that is a failure.
-pt_ex_run() {
-	_r=$(pt_ex_rungen "$1" "$2" "$3") _out=$4 _seed=$5
-	shift 5
+pt_rungen_run() {
+	_r=$1 _out=$2 _seed=$3
+	shift 3
 	"$_r" --verbose --quiet \
 		--default_input_buffers="random:$_seed:estimate_then_auto" \
 		--default_input_scalars=estimate --output_extents=estimate \

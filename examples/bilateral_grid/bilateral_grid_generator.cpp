@@ -28,8 +28,12 @@ public:
             clamp(likely(y), input.dim(1).min(), input.dim(1).max()));
 
         // 1 / r_sigma, with r_sigma kept in [1/64, 1]: at most 65 z bins.
+        // The integer clamp on z_max changes no value; it states the bound
+        // in integers, so that bounds inference still finds it when float
+        // bounds are unknown (targets with strict_float, used by the
+        // differential test).
         Expr inv_r = 1.0f / clamp(r_sigma, 1.0f / 64, 1.0f);
-        Expr z_max = cast<int>(inv_r + 0.5f);
+        Expr z_max = clamp(cast<int>(inv_r + 0.5f), 1, 64);
 
         // Grid construction: cell (x, y) gathers the tile of pixels
         // [x*s - s/2, x*s + s/2) x [y*s - s/2, y*s + s/2).

@@ -53,11 +53,16 @@ test_expect_success 'an out-of-tree build configures and builds' '
 test_expect_success 'install and uninstall honour DESTDIR' '
 	make -C "$top" install DESTDIR="$PWD/inst" prefix=/usr/local >log 2>&1 &&
 	test -x inst/usr/local/bin/protune-cc &&
+	test -x inst/usr/local/bin/protune &&
 	test -f inst/usr/local/lib/libprotune_halide.so &&
 	test -f inst/usr/local/share/man/man1/protune-cc.1 &&
+	test -f inst/usr/local/share/man/man1/protune.1 &&
 	inst/usr/local/bin/protune-cc --version &&
+	inst/usr/local/bin/protune --version &&
 	make -C "$top" uninstall DESTDIR="$PWD/inst" prefix=/usr/local >log 2>&1 &&
 	! test -e inst/usr/local/bin/protune-cc &&
+	! test -e inst/usr/local/bin/protune &&
+	! test -e inst/usr/local/share/man/man1/protune.1 &&
 	! test -e inst/usr/local/lib/libprotune_halide.so &&
 	! test -e inst/usr/local/share/man/man1/protune-cc.1
 '

@@ -12,7 +12,7 @@ for ex in $(pt_ex_list); do
 		read shape type lo hi <stats &&
 		test \"\$lo\" != \"\$hi\"
 	"
-	for v in manual adams2019 mullapudi2016; do
+	for v in manual adams2019 mullapudi2016 protune; do
 		test_expect_success "$ex: $v schedule matches the reference" "
 			pt_ex_run test $ex $v $ex.$v.tmp 1 &&
 			pt_ex_compare $ex $ex.ref.tmp $ex.$v.tmp

@@ -1,0 +1,1357 @@
+/* pt_sched_check.c: whether a schedule fits a model and is legal in
+ * protune's rules (doc/schedule-legality.md gives each rule and the Halide
+ * behaviour it avoids), and the loop nests a stage's directives build.
+ *
+ * Everything here reads the model and the schedule and writes only memory
+ * it allocates itself; every refusal is PT_EMISMATCH (PT_ENOMEM when out of
+ * memory) with a message that names the Func by position and label, the
+ * stage where one is concerned, and the reason.
+ */
+#include "protune/pt_sched.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_INLINED_FEEDING 8   /* inlined Funcs feeding one stage */
+#define MAX_INLINE_COPIES 64    /* copies of one inlined Func in a stage */
+#define MAX_VECTOR 64           /* lanes of a vectorized loop */
+#define MAX_UNROLL 16           /* extent of one unrolled loop */
+#define MAX_UNROLL_PRODUCT 64   /* product of a stage's unrolled extents */
+#define MAX_NAME 31             /* length of a split result's name */
+#define MAX_FACTOR (1 << 24)    /* a split factor */
+
+/* One loop while a stage's directives are replayed. */
+struct xloop {
+	const char *sname;  /* the schedule's name; NULL for an original dim */
+	char pname[16];     /* the positional name ("v0", "r1") of an original
+			     * dim */
+	int orig;           /* index in the stage's dims of the original dim
+			     * this loop descends from */
+	int is_rvar;
+	int64_t extent;
+	int const_extent;
+	int kind;           /* PT_LOOP_* */
+};
+
+/* A stage's loops after its directives, innermost first (the order of
+ * Halide's dims()), and the split results the schedule named in it. */
+struct xnest {
+	int n;
+	struct xloop *l;
+	int nnames;
+	const char **names;
+};
+
+/* What the legality rules need besides the stage itself; NULL when only
+ * the structure of the directives is checked (pt_sched_nest). */
+struct rules {
+	const unsigned char *exact;  /* per Func: its computed region must
+				      * stay inside exact-size buffers */
+};
+
+static const char *xname(const struct xloop *l)
+{
+	return l->sname ? l->sname : l->pname;
+}
+
+static const char *func_label(const struct pt_model *m, int f)
+{
+	const char *label = m->funcs[f].label;
+
+	return label && *label ? label : "?";
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static int fail(struct pt_error *err, const struct pt_model *m, int f, int st,
+		const char *fmt, ...)
+{
+	char msg[PT_ERROR_MSG_MAX];
+	va_list ap;
+
+	if (!err)  /* a probe: nobody reads the message */
+		return PT_EMISMATCH;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (st >= 0)
+		return pt_error_set(err, PT_EMISMATCH, "f%d (%s) stage %d: %s",
+				    f, func_label(m, f), st, msg);
+	return pt_error_set(err, PT_EMISMATCH, "f%d (%s): %s", f,
+			    func_label(m, f), msg);
+}
+
+static int oom(struct pt_error *err)
+{
+	return pt_error_set(err, PT_ENOMEM, "out of memory");
+}
+
+static const char *kind_word(int kind)
+{
+	switch (kind) {
+	case PT_LOOP_PARALLEL: return "parallel";
+	case PT_LOOP_VECTOR: return "vectorized";
+	case PT_LOOP_UNROLL: return "unrolled";
+	}
+	return "serial";
+}
+
+static const char *tail_word(enum pt_tail t)
+{
+	switch (t) {
+	case PT_TAIL_GUARD: return "guard";
+	case PT_TAIL_SHIFT: return "shift";
+	case PT_TAIL_ROUND: return "round";
+	}
+	return "?";
+}
+
+static const struct pt_stage *model_stage(const struct pt_model *m, int f,
+					  int st)
+{
+	return &m->stages[m->funcs[f].first_stage + st];
+}
+
+static int last_stage(const struct pt_model *m, int f)
+{
+	return m->funcs[f].nstages - 1;
+}
+
+/* A split result's name: [a-z_][a-z0-9_]{0,30} (the schedule format's
+ * names), and not of the form vN or rN, which name the original dims. */
+static int valid_name(const char *s)
+{
+	size_t i, n;
+
+	if (!s || !((*s >= 'a' && *s <= 'z') || *s == '_'))
+		return 0;
+	n = strlen(s);
+	if (n > MAX_NAME)
+		return 0;
+	for (i = 1; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return 0;
+	if ((s[0] == 'v' || s[0] == 'r') && n > 1 &&
+	    strspn(s + 1, "0123456789") == n - 1)
+		return 0;
+	return 1;
+}
+
+/* Halide matches a short name against a dim's whole name or the last part
+ * of a qualified one ("x.xo"). */
+static int halide_name_match(const char *dimname, const char *name)
+{
+	size_t a, b;
+
+	if (!dimname)
+		return 0;
+	if (!strcmp(dimname, name))
+		return 1;
+	a = strlen(dimname);
+	b = strlen(name);
+	return a > b && dimname[a - b - 1] == '.' &&
+		!strcmp(dimname + a - b, name);
+}
+
+/* The Halide name of a dim of any stage of Func f that `name` would clash
+ * with, or NULL. */
+static const char *label_clash(const struct pt_model *m, int f,
+			       const char *name)
+{
+	const struct pt_func *fn = &m->funcs[f];
+	int i, j;
+
+	for (i = 0; i < fn->nstages; i++) {
+		const struct pt_stage *st = model_stage(m, f, i);
+
+		for (j = 0; j < st->ndims; j++)
+			if (halide_name_match(st->dims[j].label, name))
+				return st->dims[j].label;
+	}
+	return NULL;
+}
+
+/* Does RVar `index` of the stage have literal bounds in the canonical
+ * definition text (" rdom r0(1, 255) r1(0, i0.extent.0)"), so that its
+ * loop has a constant extent Halide can unroll? Anything else, including
+ * text in another form, counts as not constant. */
+static int literal(const char **p)
+{
+	const char *s = *p;
+
+	if (*s == '-')
+		s++;
+	if (!(*s >= '0' && *s <= '9'))
+		return 0;
+	while (*s >= '0' && *s <= '9')
+		s++;
+	*p = s;
+	return 1;
+}
+
+static int rvar_constant(const struct pt_stage *st, int index)
+{
+	const char *p = NULL, *q;
+	char want[24];
+
+	if (!st->def)
+		return 0;
+	for (q = st->def; (q = strstr(q, " rdom ")); q++)
+		p = q;
+	if (!p)
+		return 0;
+	snprintf(want, sizeof(want), " r%d(", index);
+	p = strstr(p + 5, want);
+	if (!p)
+		return 0;
+	p += strlen(want);
+	if (!literal(&p) || strncmp(p, ", ", 2))
+		return 0;
+	p += 2;
+	return literal(&p) && *p == ')';
+}
+
+static int find_loop(const struct xnest *x, const char *name)
+{
+	int i;
+
+	if (!name)
+		return -1;
+	for (i = 0; i < x->n; i++)
+		if (!strcmp(xname(&x->l[i]), name))
+			return i;
+	return -1;
+}
+
+/* The positional name of a dim: "v3", "r0". */
+static void pos_name(char *buf, int is_rvar, int index)
+{
+	char tmp[12];
+	int n = 0;
+	unsigned v = index < 0 ? 0 : (unsigned)index;
+
+	*buf++ = is_rvar ? 'r' : 'v';
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < 11);
+	while (n)
+		*buf++ = tmp[--n];
+	*buf = '\0';
+}
+
+/* Is `name` an original dim of the stage or a split result named before? */
+static int name_used(const struct pt_stage *st, const struct xnest *x,
+		     const char *name)
+{
+	char buf[16];
+	int i;
+
+	if ((name[0] == 'v' || name[0] == 'r') && name[1] >= '0' &&
+	    name[1] <= '9')
+		for (i = 0; i < st->ndims; i++) {
+			pos_name(buf, st->dims[i].is_rvar, st->dims[i].index);
+			if (!strcmp(buf, name))
+				return 1;
+		}
+	for (i = 0; i < x->nnames; i++)
+		if (!strcmp(x->names[i], name))
+			return 1;
+	return 0;
+}
+
+static void xnest_release(struct xnest *x)
+{
+	free(x->l);
+	free(x->names);
+	x->l = NULL;
+	x->names = NULL;
+	x->n = x->nnames = 0;
+}
+
+static int64_t div_up(int64_t a, int64_t b)
+{
+	if (a <= 0)
+		return 0;
+	return a / b + (a % b != 0);
+}
+
+static int check_new_name(struct pt_error *err, const struct pt_model *m,
+			  int f, int st, const struct pt_stage *stage,
+			  const struct xnest *x, const char *name)
+{
+	const char *clash;
+
+	if (!valid_name(name))
+		return fail(err, m, f, st,
+			    "bad split result name '%s' (want "
+			    "[a-z_][a-z0-9_]*, at most %d characters, not "
+			    "vN or rN)", name ? name : "(none)", MAX_NAME);
+	if (name_used(stage, x, name))
+		return fail(err, m, f, st,
+			    "split result '%s' is already a name in this "
+			    "stage (Halide rejects duplicate names)", name);
+	clash = label_clash(m, f, name);
+	if (clash)
+		return fail(err, m, f, st,
+			    "split result '%s' clashes with Halide's dim name "
+			    "'%s' of this Func", name, clash);
+	return 0;
+}
+
+static int check_tail(const struct pt_model *m, const struct pt_sched *s,
+		      int f, int st, const struct rules *r,
+		      const struct pt_directive *d, const struct xloop *parent,
+		      struct pt_error *err)
+{
+	const char *w = tail_word(d->tail);
+
+	if (d->tail == PT_TAIL_GUARD)
+		return 0;
+	if (d->tail != PT_TAIL_SHIFT && d->tail != PT_TAIL_ROUND)
+		return fail(err, m, f, st,
+			    "split of '%s' with an unknown tail strategy",
+			    d->dim);
+	if (!r)
+		return 0;
+	if (st > 0)
+		return fail(err, m, f, st,
+			    "tail %s in an update (Halide rejects ShiftInwards "
+			    "there and RoundUp may recompute values); use "
+			    "guard", w);
+	if (d->tail == PT_TAIL_ROUND) {
+		if (!r->exact[f])
+			return 0;
+		return fail(err, m, f, st,
+			    "tail round on a Func whose region must stay "
+			    "exact (an output, or it reads an input buffer "
+			    "directly or through its producers): rounding up "
+			    "would access outside exact-size buffers");
+	}
+	if (s->funcs[f].compute != PT_COMPUTE_ROOT)
+		return fail(err, m, f, st,
+			    "tail shift on a Func that is not computed at "
+			    "root (its region at the compute site may be "
+			    "smaller than the factor, and Halide 14 then "
+			    "writes outside its buffer)");
+	if (d->factor > parent->extent)
+		return fail(err, m, f, st,
+			    "tail shift with factor %lld above the estimated "
+			    "extent %lld of '%s' (the shifted tile would "
+			    "start before the region)", (long long)d->factor,
+			    (long long)parent->extent, d->dim);
+	return 0;
+}
+
+static int do_split(const struct pt_model *m, const struct pt_sched *s,
+		    int f, int st, const struct pt_stage *stage,
+		    const struct rules *r, const struct pt_directive *d,
+		    struct xnest *x, struct pt_error *err)
+{
+	struct xloop parent, *l;
+	int i, ret;
+
+	if (!d->dim)
+		return fail(err, m, f, st, "split without a dim");
+	i = find_loop(x, d->dim);
+	if (i < 0) {
+		if (name_used(stage, x, d->dim))
+			return fail(err, m, f, st,
+				    "split of '%s', which was already split "
+				    "(a dim is split at most once)", d->dim);
+		return fail(err, m, f, st, "split of unknown dim '%s'",
+			    d->dim);
+	}
+	if ((ret = check_new_name(err, m, f, st, stage, x, d->outer)) ||
+	    (ret = check_new_name(err, m, f, st, stage, x, d->inner)))
+		return ret;
+	if (!strcmp(d->outer, d->inner))
+		return fail(err, m, f, st,
+			    "split of '%s' into two dims named '%s'", d->dim,
+			    d->outer);
+	if (d->factor < 2 || d->factor > MAX_FACTOR)
+		return fail(err, m, f, st,
+			    "split of '%s' by %lld (the factor must be in "
+			    "2..%d)", d->dim, (long long)d->factor,
+			    MAX_FACTOR);
+	if (x->l[i].kind != PT_LOOP_SERIAL)
+		return fail(err, m, f, st,
+			    "split of '%s' after it was marked %s", d->dim,
+			    kind_word(x->l[i].kind));
+	if ((ret = check_tail(m, s, f, st, r, d, &x->l[i], err)))
+		return ret;
+
+	l = realloc(x->l, (size_t)(x->n + 1) * sizeof(*l));
+	if (!l)
+		return oom(err);
+	x->l = l;
+	parent = l[i];
+	memmove(&l[i + 1], &l[i], (size_t)(x->n - i) * sizeof(*l));
+	x->n++;
+	/* The inner loop takes the parent's place; the outer one is just
+	 * outside it. */
+	l[i] = parent;
+	l[i].sname = d->inner;
+	l[i].extent = d->factor;
+	l[i].const_extent = 1;
+	l[i + 1] = parent;
+	l[i + 1].sname = d->outer;
+	l[i + 1].extent = div_up(parent.extent, d->factor);
+	x->names[x->nnames++] = d->outer;
+	x->names[x->nnames++] = d->inner;
+	return 0;
+}
+
+static int do_reorder(const struct pt_model *m, int f, int st,
+		      const struct rules *r, const struct pt_directive *d,
+		      struct xnest *x, struct pt_error *err)
+{
+	struct xloop *nl;
+	int i, j, k, n = x->n;
+
+	if (d->order.nr < 2)
+		return fail(err, m, f, st,
+			    "reorder of fewer than two dims");
+	if (d->order.nr != (size_t)n)
+		return fail(err, m, f, st,
+			    "reorder lists %zu dims, the stage has %d at that "
+			    "point (it must list every current dim once)",
+			    d->order.nr, n);
+	for (i = 0; i < n; i++) {
+		if (find_loop(x, d->order.v[i]) < 0)
+			return fail(err, m, f, st,
+				    "reorder names unknown dim '%s'",
+				    d->order.v[i]);
+		for (j = 0; j < i; j++)
+			if (!strcmp(d->order.v[i], d->order.v[j]))
+				return fail(err, m, f, st,
+					    "reorder lists '%s' twice",
+					    d->order.v[i]);
+	}
+	if (r) {
+		/* RVar-derived loops keep their relative order. */
+		for (i = j = 0; i < n; i++) {
+			k = find_loop(x, d->order.v[i]);
+			if (!x->l[k].is_rvar)
+				continue;
+			while (!x->l[j].is_rvar)
+				j++;
+			if (j != k)
+				return fail(err, m, f, st,
+					    "reorder moves reduction loop '%s' "
+					    "past reduction loop '%s' (only "
+					    "pure dims may move across "
+					    "reduction dims)", d->order.v[i],
+					    xname(&x->l[j]));
+			j++;
+		}
+	}
+	nl = malloc((size_t)(n > 0 ? n : 1) * sizeof(*nl));
+	if (!nl)
+		return oom(err);
+	for (i = 0; i < n; i++)
+		nl[i] = x->l[find_loop(x, d->order.v[i])];
+	free(x->l);
+	x->l = nl;
+	return 0;
+}
+
+static int do_annotate(const struct pt_model *m, int f, int st,
+		       const struct rules *r, const struct pt_directive *d,
+		       struct xnest *x, struct pt_error *err)
+{
+	static const char *const what[] = { "vectorize", "parallel",
+					    "unroll" };
+	int kind, i;
+	const char *w;
+	struct xloop *l;
+
+	switch (d->kind) {
+	case PT_DIR_VECTORIZE: kind = PT_LOOP_VECTOR; w = what[0]; break;
+	case PT_DIR_PARALLEL: kind = PT_LOOP_PARALLEL; w = what[1]; break;
+	default: kind = PT_LOOP_UNROLL; w = what[2]; break;
+	}
+	if (!d->dim)
+		return fail(err, m, f, st, "%s without a dim", w);
+	i = find_loop(x, d->dim);
+	if (i < 0)
+		return fail(err, m, f, st, "%s of unknown dim '%s'", w,
+			    d->dim);
+	l = &x->l[i];
+	if (l->kind != PT_LOOP_SERIAL)
+		return fail(err, m, f, st,
+			    "%s of '%s', which is already marked %s (a dim "
+			    "takes one of vectorize, parallel, unroll)", w,
+			    d->dim, kind_word(l->kind));
+	if (r && kind != PT_LOOP_UNROLL && l->is_rvar)
+		return fail(err, m, f, st,
+			    "%s of '%s', which comes from a reduction dim "
+			    "(Halide races or rejects it)", w, d->dim);
+	if (r && kind == PT_LOOP_VECTOR &&
+	    (!l->const_extent || l->extent < 2 || l->extent > MAX_VECTOR))
+		return fail(err, m, f, st,
+			    "vectorize of '%s', which has %s extent %lld "
+			    "(want a constant extent in 2..%d, e.g. a split's "
+			    "inner dim)", d->dim,
+			    l->const_extent ? "constant" : "estimated",
+			    (long long)l->extent, MAX_VECTOR);
+	if (r && kind == PT_LOOP_UNROLL &&
+	    (!l->const_extent || l->extent > MAX_UNROLL))
+		return fail(err, m, f, st,
+			    "unroll of '%s', which has %s extent %lld (want "
+			    "a constant extent of at most %d)", d->dim,
+			    l->const_extent ? "constant" : "estimated",
+			    (long long)l->extent, MAX_UNROLL);
+	l->kind = kind;
+	return 0;
+}
+
+/* Replay the directives of stage `st` of Func `f` into *x, checking their
+ * structure, and with `r` the per-stage legality rules too. */
+static int replay(const struct pt_model *m, const struct pt_sched *s, int f,
+		  int st, const struct rules *r, struct xnest *x,
+		  struct pt_error *err)
+{
+	const struct pt_stage *stage = model_stage(m, f, st);
+	const struct pt_sched_stage *ss = NULL;
+	int i, ret, ndirs = 0;
+	int64_t unrolled = 1;
+
+	memset(x, 0, sizeof(*x));
+	if (st < s->funcs[f].nstages) {
+		ss = &s->funcs[f].stages[st];
+		ndirs = ss->ndirs;
+		if (ndirs < 0 || (ndirs && !ss->dirs))
+			return fail(err, m, f, st, "bad directive list");
+	}
+	x->l = malloc((size_t)(stage->ndims + 1) * sizeof(*x->l));
+	x->names = malloc((size_t)(2 * ndirs + 1) * sizeof(*x->names));
+	if (!x->l || !x->names) {
+		xnest_release(x);
+		return oom(err);
+	}
+	for (i = 0; i < stage->ndims; i++) {
+		const struct pt_dim *dim = &stage->dims[i];
+		struct xloop *l = &x->l[i];
+
+		memset(l, 0, sizeof(*l));
+		pos_name(l->pname, dim->is_rvar, dim->index);
+		l->orig = i;
+		l->is_rvar = dim->is_rvar;
+		l->extent = dim->extent;
+		l->const_extent = dim->is_rvar && rvar_constant(stage,
+								 dim->index);
+		l->kind = PT_LOOP_SERIAL;
+	}
+	x->n = stage->ndims;
+
+	for (i = 0; i < ndirs; i++) {
+		const struct pt_directive *d = &ss->dirs[i];
+
+		switch (d->kind) {
+		case PT_DIR_SPLIT:
+			ret = do_split(m, s, f, st, stage, r, d, x, err);
+			break;
+		case PT_DIR_REORDER:
+			ret = do_reorder(m, f, st, r, d, x, err);
+			break;
+		case PT_DIR_VECTORIZE:
+		case PT_DIR_PARALLEL:
+		case PT_DIR_UNROLL:
+			ret = do_annotate(m, f, st, r, d, x, err);
+			break;
+		default:
+			ret = fail(err, m, f, st, "unknown directive %d",
+				   (int)d->kind);
+		}
+		if (ret) {
+			xnest_release(x);
+			return ret;
+		}
+	}
+	if (!r)
+		return 0;
+
+	for (i = 0; i < x->n; i++) {
+		const struct xloop *l = &x->l[i];
+
+		if (l->kind == PT_LOOP_VECTOR && i != 0) {
+			ret = fail(err, m, f, st,
+				   "vectorized '%s' is not the innermost loop "
+				   "(innermost is '%s')", xname(l),
+				   xname(&x->l[0]));
+			xnest_release(x);
+			return ret;
+		}
+		if (l->kind == PT_LOOP_UNROLL) {
+			unrolled *= l->extent > 0 ? l->extent : 1;
+			if (unrolled > MAX_UNROLL_PRODUCT) {
+				ret = fail(err, m, f, st,
+					   "unrolled loops multiply to more "
+					   "than %d iterations",
+					   MAX_UNROLL_PRODUCT);
+				xnest_release(x);
+				return ret;
+			}
+		}
+	}
+	return 0;
+}
+
+/* --- the public loop nest ------------------------------------------------- */
+
+static int check_func_stage(const struct pt_model *m, const struct pt_sched *s,
+			    int f, int st, struct pt_error *err)
+{
+	if (!m || !s || f < 0 || f >= m->nfuncs || f >= s->nfuncs ||
+	    st < 0 || st >= m->funcs[f].nstages)
+		return pt_error_set(err, PT_EMISMATCH,
+				    "no stage %d of Func f%d in the model", st,
+				    f);
+	if (s->funcs[f].nstages > m->funcs[f].nstages ||
+	    s->funcs[f].nstages < 0 ||
+	    (s->funcs[f].nstages && !s->funcs[f].stages))
+		return fail(err, m, f, -1,
+			    "the schedule has %d stages, the Func has %d",
+			    s->funcs[f].nstages, m->funcs[f].nstages);
+	return 0;
+}
+
+int pt_sched_nest(const struct pt_model *m, const struct pt_sched *s,
+		  int func, int stage, struct pt_nest *nest,
+		  struct pt_error *err)
+{
+	struct xnest x;
+	struct pt_loop *loops;
+	size_t names = 0, off;
+	char *store;
+	int ret, i;
+
+	nest->nloops = 0;
+	nest->loops = NULL;
+	if ((ret = check_func_stage(m, s, func, stage, err)))
+		return ret;
+	if ((ret = replay(m, s, func, stage, NULL, &x, err)))
+		return ret;
+	for (i = 0; i < x.n; i++)
+		if (!x.l[i].sname)
+			names += strlen(x.l[i].pname) + 1;
+	/* One block: the loops, then the positional names they point to. */
+	loops = malloc((size_t)(x.n ? x.n : 1) * sizeof(*loops) + names);
+	if (!loops) {
+		xnest_release(&x);
+		return oom(err);
+	}
+	store = (char *)(loops + (x.n ? x.n : 1));
+	off = 0;
+	for (i = 0; i < x.n; i++) {
+		const struct xloop *l = &x.l[x.n - 1 - i];
+		struct pt_loop *o = &loops[i];
+
+		if (l->sname) {
+			o->name = l->sname;
+		} else {
+			strcpy(store + off, l->pname);
+			o->name = store + off;
+			off += strlen(l->pname) + 1;
+		}
+		o->label = model_stage(m, func, stage)->dims[l->orig].label;
+		o->is_rvar = l->is_rvar;
+		o->extent = l->extent;
+		o->const_extent = l->const_extent;
+		o->kind = l->kind;
+	}
+	nest->nloops = x.n;
+	nest->loops = loops;
+	xnest_release(&x);
+	return 0;
+}
+
+/* --- the whole schedule --------------------------------------------------- */
+
+struct state {
+	const struct pt_model *m;
+	const struct pt_sched *s;
+	unsigned char *exact;     /* per Func */
+	struct xnest *nests;      /* per model stage */
+	int *site_pos;            /* per Func at a site: the compute loop's
+				   * index, outermost first, in the site's
+				   * nest */
+	uint64_t *uses;           /* per Func: bitset over model stages of
+				   * the non-inlined stages that read it,
+				   * directly or through inlined Funcs */
+	int words;                /* uint64_t per bitset */
+};
+
+/* Does the coordinate depend on the consumer's region, i.e. can computing
+ * more of the consumer make it read more of the producer? */
+static int coord_follows_region(const struct pt_stage *st,
+				const struct pt_coord *c)
+{
+	int d;
+
+	if (c->has_clamp_min && c->has_clamp_max)
+		return 0;
+	if (!c->affine || !c->coef)
+		return 1;
+	for (d = 0; d < st->ndims; d++)
+		if (!st->dims[d].is_rvar && c->coef[d].num != 0)
+			return 1;
+	return 0;
+}
+
+/* Funcs whose computed region must stay exact: outputs, and Funcs that
+ * read, with coordinates that follow their own region, an input buffer or
+ * a Func that must stay exact. Computing more of them than the pipeline
+ * needs would touch outside the exact-size input or output buffers. */
+static void find_exact(const struct pt_model *m, unsigned char *exact)
+{
+	int f, i, j, k;
+
+	for (f = 0; f < m->nfuncs; f++) {
+		const struct pt_func *fn = &m->funcs[f];
+
+		exact[f] = fn->is_output ? 1 : 0;
+		for (i = 0; i < fn->nstages && !exact[f]; i++) {
+			const struct pt_stage *st = model_stage(m, f, i);
+
+			for (j = 0; j < st->naccesses && !exact[f]; j++) {
+				const struct pt_access *a = &st->accesses[j];
+
+				if (a->is_store)
+					continue;
+				if (a->kind == PT_ACCESS_FUNC &&
+				    (a->producer < 0 || a->producer >= f ||
+				     !exact[a->producer]))
+					continue;
+				for (k = 0; k < a->ncoords; k++)
+					if (coord_follows_region(st,
+							&a->coords[k]))
+						exact[f] = 1;
+			}
+		}
+	}
+}
+
+static int is_inlined(const struct state *S, int f)
+{
+	return S->s->funcs[f].compute == PT_COMPUTE_INLINE;
+}
+
+static void find_uses(struct state *S)
+{
+	const struct pt_model *m = S->m;
+	int g, i, j, w;
+
+	for (g = m->nfuncs - 1; g >= 0; g--) {
+		const struct pt_func *fn = &m->funcs[g];
+
+		for (i = 0; i < fn->nstages; i++) {
+			int sidx = fn->first_stage + i;
+			const struct pt_stage *st = &m->stages[sidx];
+
+			for (j = 0; j < st->naccesses; j++) {
+				const struct pt_access *a = &st->accesses[j];
+				uint64_t *u, *gu;
+
+				if (a->kind != PT_ACCESS_FUNC || a->is_store ||
+				    a->producer < 0 || a->producer >= g)
+					continue;
+				u = S->uses + (size_t)a->producer * S->words;
+				if (!is_inlined(S, g)) {
+					u[sidx / 64] |= UINT64_C(1) <<
+						(sidx % 64);
+					continue;
+				}
+				gu = S->uses + (size_t)g * S->words;
+				for (w = 0; w < S->words; w++)
+					u[w] |= gu[w];
+			}
+		}
+	}
+}
+
+static int has_use(const struct state *S, int f, int sidx)
+{
+	return (S->uses[(size_t)f * S->words + sidx / 64] >> (sidx % 64)) & 1;
+}
+
+static int64_t access_count(const struct pt_access *a)
+{
+	return a->count > 0 ? a->count : 1;
+}
+
+/* acc + a * b, saturating at 2^40 (all operands are >= 0). */
+static int64_t sat_mul_add(int64_t acc, int64_t a, int64_t b)
+{
+	const int64_t cap = INT64_C(1) << 40;
+
+	if (acc >= cap || a >= cap || b >= cap)
+		return cap;
+	if (a && b > (cap - acc) / a)
+		return cap;
+	return acc + a * b;
+}
+
+/* Rule 3: bounded inline chains. */
+static int check_inline_chains(struct state *S, struct pt_error *err)
+{
+	const struct pt_model *m = S->m;
+	int *feeding, f, g, i, j, sidx, ret = 0;
+	int64_t *copies;
+
+	feeding = calloc((size_t)m->nstages + 1, sizeof(*feeding));
+	copies = calloc((size_t)m->nfuncs + 1, sizeof(*copies));
+	if (!feeding || !copies) {
+		ret = oom(err);
+		goto out;
+	}
+	for (f = 0; f < m->nfuncs && !ret; f++) {
+		if (!is_inlined(S, f))
+			continue;
+		for (sidx = 0; sidx < m->nstages; sidx++) {
+			if (!has_use(S, f, sidx))
+				continue;
+			if (++feeding[sidx] > MAX_INLINED_FEEDING) {
+				const struct pt_stage *st = &m->stages[sidx];
+
+				ret = fail(err, m, st->func, st->index,
+					   "more than %d inlined Funcs feed "
+					   "this stage (the last is f%d); "
+					   "compute some of them at root or "
+					   "at a loop", MAX_INLINED_FEEDING,
+					   f);
+				break;
+			}
+		}
+		if (ret)
+			break;
+		/* copies[g]: copies of f's body in one evaluation of the
+		 * inlined g; then in every non-inlined stage. */
+		memset(copies, 0, (size_t)m->nfuncs * sizeof(*copies));
+		copies[f] = 1;
+		for (g = f + 1; g < m->nfuncs && !ret; g++) {
+			const struct pt_func *fn = &m->funcs[g];
+			int64_t total;
+
+			for (i = 0; i < fn->nstages && !ret; i++) {
+				const struct pt_stage *st =
+					model_stage(m, g, i);
+
+				total = 0;
+				for (j = 0; j < st->naccesses; j++) {
+					const struct pt_access *a =
+						&st->accesses[j];
+
+					if (a->kind != PT_ACCESS_FUNC ||
+					    a->is_store || a->producer < f ||
+					    a->producer >= g ||
+					    !is_inlined(S, a->producer))
+						continue;
+					total = sat_mul_add(total,
+						access_count(a),
+						copies[a->producer]);
+				}
+				if (is_inlined(S, g)) {
+					copies[g] = total;
+				} else if (total > MAX_INLINE_COPIES) {
+					ret = fail(err, m, g, i,
+						   "inlining makes %s%lld "
+						   "copies of f%d (%s) here "
+						   "(at most %d)",
+						   total >= INT64_C(1) << 40 ?
+						   "over " : "",
+						   (long long)total, f,
+						   func_label(m, f),
+						   MAX_INLINE_COPIES);
+				}
+			}
+		}
+	}
+out:
+	free(feeding);
+	free(copies);
+	return ret;
+}
+
+/* The index, outermost first, of loop `name` in the nest of Func j's last
+ * stage, or -1. */
+static int site_loop(const struct state *S, int j, const char *name)
+{
+	const struct xnest *x =
+		&S->nests[S->m->funcs[j].first_stage + last_stage(S->m, j)];
+	int i = find_loop(x, name);
+
+	return i < 0 ? -1 : x->n - 1 - i;
+}
+
+static const struct xloop *site_xloop(const struct state *S, int j, int pos)
+{
+	const struct xnest *x =
+		&S->nests[S->m->funcs[j].first_stage + last_stage(S->m, j)];
+
+	return &x->l[x->n - 1 - pos];
+}
+
+/* Rule 4 for Func f computed at (J, L). */
+static int check_compute_at(struct state *S, int f, struct pt_error *err)
+{
+	const struct pt_model *m = S->m;
+	const struct pt_sched_func *sf = &S->s->funcs[f];
+	int jf = sf->compute_at.func, pos = S->site_pos[f];
+	int sidx, nuses = 0;
+
+	for (sidx = 0; sidx < m->nstages; sidx++) {
+		const struct pt_stage *st = &m->stages[sidx];
+		int g = st->func, h;
+
+		if (!has_use(S, f, sidx))
+			continue;
+		nuses++;
+		if (g == jf) {
+			if (st->index != last_stage(m, jf))
+				return fail(err, m, f, -1,
+					    "compute_at f%d (%s) '%s', but "
+					    "f%d stage %d reads it and only "
+					    "the last stage (%d) holds the "
+					    "site", jf, func_label(m, jf),
+					    sf->compute_at.loop, jf,
+					    st->index, last_stage(m, jf));
+			continue;
+		}
+		for (h = g; S->s->funcs[h].compute == PT_COMPUTE_AT;
+		     h = S->s->funcs[h].compute_at.func) {
+			if (S->s->funcs[h].compute_at.func != jf)
+				continue;
+			if (S->site_pos[h] < pos)
+				return fail(err, m, f, -1,
+					    "compute_at f%d (%s) '%s', but "
+					    "its reader f%d (%s) is computed "
+					    "at '%s', outside that loop", jf,
+					    func_label(m, jf),
+					    sf->compute_at.loop, g,
+					    func_label(m, g),
+					    S->s->funcs[h].compute_at.loop);
+			break;
+		}
+		if (S->s->funcs[h].compute != PT_COMPUTE_AT)
+			return fail(err, m, f, -1,
+				    "compute_at f%d (%s) '%s', but f%d (%s) "
+				    "stage %d reads it and is not computed "
+				    "inside that loop", jf, func_label(m, jf),
+				    sf->compute_at.loop, g, func_label(m, g),
+				    st->index);
+	}
+	if (!nuses)
+		return fail(err, m, f, -1,
+			    "compute_at f%d (%s), but nothing reads it", jf,
+			    func_label(m, jf));
+	return 0;
+}
+
+/* Rule 5: the store site encloses the compute site, with no parallel loop
+ * strictly inside the store site and enclosing the compute loop. */
+static int check_store(struct state *S, int f, struct pt_error *err)
+{
+	const struct pt_model *m = S->m;
+	const struct pt_sched_func *sf = &S->s->funcs[f];
+	/* Built in memory, a store site without a loop means the compute
+	 * site, as in the text. */
+	const struct pt_site *ss = sf->store_at.loop ? &sf->store_at :
+		&sf->compute_at;
+	int j = sf->compute_at.func, pos = S->site_pos[f];
+	int store_func = -1, store_pos = -1;
+
+	if (!sf->store_root) {
+		store_func = ss->func;
+		if (store_func < 0 || store_func >= m->nfuncs ||
+		    is_inlined(S, store_func))
+			return fail(err, m, f, -1,
+				    "store_at names Func f%d, which is not a "
+				    "scheduled Func", store_func);
+		store_pos = site_loop(S, store_func, ss->loop);
+		if (store_pos < 0)
+			return fail(err, m, f, -1,
+				    "store_at f%d (%s) '%s', which is not a "
+				    "loop of its last stage", store_func,
+				    func_label(m, store_func), ss->loop);
+	}
+	/* Walk the enclosing loops from the compute loop outwards. */
+	for (;;) {
+		for (; pos >= 0; pos--) {
+			const struct xloop *l;
+
+			if (j == store_func && pos == store_pos)
+				return 0;
+			l = site_xloop(S, j, pos);
+			if (l->kind == PT_LOOP_PARALLEL)
+				return fail(err, m, f, -1,
+					    "parallel loop '%s' of f%d (%s) "
+					    "lies between the store site and "
+					    "the compute site (a race on the "
+					    "shared storage)", xname(l), j,
+					    func_label(m, j));
+		}
+		if (S->s->funcs[j].compute != PT_COMPUTE_AT)
+			break;
+		pos = S->site_pos[j];
+		j = S->s->funcs[j].compute_at.func;
+	}
+	if (store_func >= 0)
+		return fail(err, m, f, -1,
+			    "store_at f%d (%s) '%s', which does not enclose "
+			    "the compute site", store_func,
+			    func_label(m, store_func), ss->loop);
+	return 0;
+}
+
+/* Is f stored outside its compute site (a sliding window)? */
+static int is_sliding(const struct state *S, int f)
+{
+	const struct pt_sched_func *sf = &S->s->funcs[f];
+
+	if (sf->compute != PT_COMPUTE_AT)
+		return 0;
+	if (sf->store_root)
+		return 1;
+	return sf->store_at.loop &&
+		(sf->store_at.func != sf->compute_at.func ||
+		 strcmp(sf->store_at.loop, sf->compute_at.loop));
+}
+
+/* A coordinate whose every coefficient is 0 or 1: the read moves forward
+ * with the loop, one element a step at most per dim, neither up- nor
+ * downsampled. */
+static int unit_coord(const struct pt_stage *st, const struct pt_coord *c)
+{
+	int d;
+
+	if (!c->affine || !c->coef)
+		return 0;
+	for (d = 0; d < st->ndims; d++)
+		if (c->coef[d].den != 1 ||
+		    (c->coef[d].num != 0 && c->coef[d].num != 1))
+			return 0;
+	return 1;
+}
+
+/* Does stage `st` read f, directly or through inlined Funcs, only with
+ * unit coordinates? `moving` marks the stage's dims that move with the
+ * slid loop; the coordinates of f they move are added to *slid.
+ * Returns 1 (reads f, all unit), 0 (does not read f) or -1. */
+static int unit_reads(const struct state *S, const struct pt_stage *st,
+		      int f, uint64_t moving, uint64_t *slid, int depth)
+{
+	const struct pt_model *m = S->m;
+	int i, k, d, r, reads = 0;
+
+	for (i = 0; i < st->naccesses; i++) {
+		const struct pt_access *a = &st->accesses[i];
+		const struct pt_stage *ps;
+		uint64_t pm = 0, cm = 0;
+		int unit = 1;
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store ||
+		    a->producer < f || a->producer >= st->func)
+			continue;
+		if (a->producer != f && (!is_inlined(S, a->producer) ||
+					 depth > 64))
+			continue;
+		for (k = 0; k < a->ncoords; k++) {
+			const struct pt_coord *c = &a->coords[k];
+
+			if (!unit_coord(st, c)) {
+				unit = 0;
+				continue;
+			}
+			for (d = 0; d < st->ndims && d < 64; d++)
+				if (c->coef[d].num && ((moving >> d) & 1))
+					cm |= UINT64_C(1) << (k & 63);
+		}
+		if (a->producer == f) {
+			if (!unit)
+				return -1;
+			*slid |= cm;
+			reads = 1;
+			continue;
+		}
+		ps = model_stage(m, a->producer, 0);
+		for (d = 0; d < ps->ndims && d < 64; d++)
+			if (!ps->dims[d].is_rvar && ps->dims[d].index < 64 &&
+			    ((cm >> ps->dims[d].index) & 1))
+				pm |= UINT64_C(1) << d;
+		r = unit_reads(S, ps, f, pm, slid, depth + 1);
+		if (r < 0 || (r > 0 && !unit))
+			return -1;
+		reads |= r;
+	}
+	return reads;
+}
+
+/* Rule 5, sliding windows: the one pattern Halide 14 slides correctly. */
+static int check_sliding(struct state *S, int f, struct pt_error *err)
+{
+	const struct pt_model *m = S->m;
+	const struct pt_sched_func *sf = &S->s->funcs[f];
+	int j = sf->compute_at.func, pos = S->site_pos[f];
+	const struct xloop *l = site_xloop(S, j, pos);
+	const struct pt_stage *jst = model_stage(m, j, last_stage(m, j));
+	const struct pt_stage *fst = model_stage(m, f, 0);
+	const struct pt_sched_stage *ss;
+	uint64_t slid = 0;
+	int h, sidx, i, k, n, orig[2 * 64 + 64];
+	const char *names[2 * 64 + 64];
+
+	if (!is_sliding(S, f))
+		return 0;
+	if (sf->store_root ?
+	    S->s->funcs[j].compute != PT_COMPUTE_ROOT || pos != 0 :
+	    sf->store_at.func != j ||
+	    site_loop(S, j, sf->store_at.loop) != pos - 1)
+		return fail(err, m, f, -1,
+			    "sliding window over more than one loop: store "
+			    "it at the loop just outside its compute loop "
+			    "'%s' (or at root when that is the outermost "
+			    "loop of a Func at root)", sf->compute_at.loop);
+	if (l->sname || l->is_rvar)
+		return fail(err, m, f, -1,
+			    "sliding window over '%s', which is %s (Halide 14 "
+			    "slides only plain pure loops correctly)",
+			    xname(l), l->is_rvar ? "a reduction loop" :
+			    "a split result");
+	if (l->kind != PT_LOOP_SERIAL)
+		return fail(err, m, f, -1,
+			    "sliding window over %s loop '%s'",
+			    kind_word(l->kind), xname(l));
+	if (m->funcs[f].nstages > 1)
+		return fail(err, m, f, -1,
+			    "sliding window of a Func with updates");
+	for (h = j;; h = S->s->funcs[h].compute_at.func) {
+		if (is_sliding(S, h))
+			return fail(err, m, f, -1,
+				    "sliding window inside the sliding window "
+				    "of f%d (%s) (Halide 14 gets chains of "
+				    "them wrong)", h, func_label(m, h));
+		if (S->s->funcs[h].compute != PT_COMPUTE_AT)
+			break;
+	}
+	for (sidx = 0; sidx < m->nstages; sidx++) {
+		const struct pt_stage *st = &m->stages[sidx];
+
+		if (!has_use(S, f, sidx))
+			continue;
+		if (st != jst)
+			return fail(err, m, f, -1,
+				    "sliding window read by f%d (%s) stage "
+				    "%d, which is not the last stage of its "
+				    "site Func f%d", st->func,
+				    func_label(m, st->func), st->index, j);
+		if (unit_reads(S, st, f, l->orig < 64 ?
+			       UINT64_C(1) << l->orig : 0, &slid, 0) < 0)
+			return fail(err, m, f, -1,
+				    "sliding window read with scaled or "
+				    "non-affine coordinates (Halide 14 slides "
+				    "up- and downsampling wrongly)");
+	}
+	/* f's own directives: no split of a dim that slides, guard tails
+	 * only. Follow split names back to f's pure vars. */
+	if (!sf->nstages)
+		return 0;
+	ss = &sf->stages[0];
+	n = 0;
+	for (i = 0; i < ss->ndirs; i++) {
+		const struct pt_directive *d = &ss->dirs[i];
+		int o = -1;
+
+		if (d->kind != PT_DIR_SPLIT)
+			continue;
+		for (k = 0; k < fst->ndims; k++) {
+			char buf[16];
+
+			pos_name(buf, 0, fst->dims[k].index);
+			if (!strcmp(buf, d->dim))
+				o = fst->dims[k].index;
+		}
+		for (k = 0; k < n; k++)
+			if (!strcmp(names[k], d->dim))
+				o = orig[k];
+		if (d->tail != PT_TAIL_GUARD)
+			return fail(err, m, f, 0,
+				    "tail %s in a Func that slides (use guard)",
+				    tail_word(d->tail));
+		if (o >= 0 && o < 64 && ((slid >> o) & 1))
+			return fail(err, m, f, 0,
+				    "split of '%s', a dim that slides along "
+				    "'%s' (Halide 14 slides split dims "
+				    "wrongly)", d->dim, sf->compute_at.loop);
+		if (n + 2 <= (int)(sizeof(orig) / sizeof(orig[0]))) {
+			names[n] = d->outer;
+			orig[n++] = o;
+			names[n] = d->inner;
+			orig[n++] = o;
+		}
+	}
+	return 0;
+}
+
+/* Rules 3, 4 and 5: compute and store decisions. */
+static int check_compute(struct state *S, struct pt_error *err)
+{
+	const struct pt_model *m = S->m;
+	int f, i, g, steps, ret;
+
+	for (f = 0; f < m->nfuncs; f++) {
+		const struct pt_sched_func *sf = &S->s->funcs[f];
+		const struct pt_func *fn = &m->funcs[f];
+		int jf;
+
+		S->site_pos[f] = -1;
+		switch (sf->compute) {
+		case PT_COMPUTE_ROOT:
+			continue;
+		case PT_COMPUTE_INLINE:
+			if (fn->is_output)
+				return fail(err, m, f, -1,
+					    "an output cannot be inlined "
+					    "(outputs are computed at root)");
+			if (!fn->can_inline)
+				return fail(err, m, f, -1,
+					    "cannot be inlined (it has "
+					    "updates or Halide forbids it)");
+			for (i = 0; i < sf->nstages; i++)
+				if (sf->stages[i].ndirs)
+					return fail(err, m, f, i,
+						    "an inlined Func takes no "
+						    "directives");
+			continue;
+		case PT_COMPUTE_AT:
+			break;
+		default:
+			return fail(err, m, f, -1,
+				    "unknown compute decision %d",
+				    (int)sf->compute);
+		}
+		if (fn->is_output)
+			return fail(err, m, f, -1,
+				    "an output must be computed at root");
+		jf = sf->compute_at.func;
+		if (jf < 0 || jf >= m->nfuncs)
+			return fail(err, m, f, -1,
+				    "compute_at names Func f%d, which does "
+				    "not exist", jf);
+		if (jf <= f)
+			return fail(err, m, f, -1,
+				    "compute_at f%d (%s), which is not a "
+				    "consumer (a site Func comes after the "
+				    "Func in topological order)", jf,
+				    func_label(m, jf));
+	}
+	for (f = 0; f < m->nfuncs; f++) {
+		const struct pt_sched_func *sf = &S->s->funcs[f];
+		int jf = sf->compute_at.func;
+		const struct xloop *l;
+
+		if (sf->compute != PT_COMPUTE_AT)
+			continue;
+		if (is_inlined(S, jf))
+			return fail(err, m, f, -1,
+				    "compute_at f%d (%s), which is inlined",
+				    jf, func_label(m, jf));
+		S->site_pos[f] = site_loop(S, jf, sf->compute_at.loop);
+		if (S->site_pos[f] < 0)
+			return fail(err, m, f, -1,
+				    "compute_at f%d (%s) '%s', which is not a "
+				    "loop of its last stage (stage %d)", jf,
+				    func_label(m, jf),
+				    sf->compute_at.loop ? sf->compute_at.loop :
+				    "(none)", last_stage(m, jf));
+		l = site_xloop(S, jf, S->site_pos[f]);
+		if (l->kind == PT_LOOP_VECTOR)
+			return fail(err, m, f, -1,
+				    "compute_at f%d (%s) '%s', a vectorized "
+				    "loop", jf, func_label(m, jf),
+				    sf->compute_at.loop);
+	}
+	/* Compute sites form chains that end at root. */
+	for (f = 0; f < m->nfuncs; f++) {
+		for (g = f, steps = 0;
+		     S->s->funcs[g].compute == PT_COMPUTE_AT;
+		     g = S->s->funcs[g].compute_at.func)
+			if (++steps > m->nfuncs)
+				return fail(err, m, f, -1,
+					    "compute_at sites form a cycle");
+	}
+	find_uses(S);
+	if ((ret = check_inline_chains(S, err)))
+		return ret;
+	for (f = 0; f < m->nfuncs; f++) {
+		if (S->s->funcs[f].compute != PT_COMPUTE_AT)
+			continue;
+		if ((ret = check_compute_at(S, f, err)) ||
+		    (ret = check_store(S, f, err)) ||
+		    (ret = check_sliding(S, f, err)))
+			return ret;
+	}
+	return 0;
+}
+
+int pt_sched_check(const struct pt_model *m, const struct pt_sched *s,
+		   struct pt_error *err)
+{
+	struct state S;
+	struct rules r;
+	char a[33], b[33];
+	int f, i, ret = 0;
+
+	if (!m || !s)
+		return pt_error_set(err, PT_EINVAL, "no model or schedule");
+	if (memcmp(m->key, s->key, sizeof(m->key))) {
+		pt_hash_hex(s->key, a);
+		pt_hash_hex(m->key, b);
+		return pt_error_set(err, PT_EMISMATCH,
+				    "the schedule is for key %s, the model's "
+				    "key is %s", a, b);
+	}
+	if (s->nfuncs != m->nfuncs || (s->nfuncs && !s->funcs))
+		return pt_error_set(err, PT_EMISMATCH,
+				    "the schedule has %d Funcs, the model %d",
+				    s->nfuncs, m->nfuncs);
+	for (f = 0; f < m->nfuncs; f++)
+		if ((ret = check_func_stage(m, s, f, 0, err)))
+			return ret;
+
+	memset(&S, 0, sizeof(S));
+	S.m = m;
+	S.s = s;
+	S.words = (m->nstages + 63) / 64;
+	S.exact = calloc((size_t)m->nfuncs + 1, 1);
+	S.nests = calloc((size_t)m->nstages + 1, sizeof(*S.nests));
+	S.site_pos = calloc((size_t)m->nfuncs + 1, sizeof(*S.site_pos));
+	S.uses = calloc((size_t)m->nfuncs * (size_t)S.words + 1,
+			sizeof(*S.uses));
+	if (!S.exact || !S.nests || !S.site_pos || !S.uses) {
+		ret = oom(err);
+		goto out;
+	}
+	find_exact(m, S.exact);
+	r.exact = S.exact;
+	for (f = 0; f < m->nfuncs && !ret; f++)
+		for (i = 0; i < m->funcs[f].nstages && !ret; i++)
+			ret = replay(m, s, f, i, &r,
+				     &S.nests[m->funcs[f].first_stage + i],
+				     err);
+	if (!ret)
+		ret = check_compute(&S, err);
+out:
+	if (S.nests)
+		for (i = 0; i < m->nstages; i++)
+			xnest_release(&S.nests[i]);
+	free(S.nests);
+	free(S.exact);
+	free(S.site_pos);
+	free(S.uses);
+	return ret;
+}

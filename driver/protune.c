@@ -1,0 +1,581 @@
+/* protune: the management command (doc/protune.1).
+ *
+ *   protune model FILE            parse a model, print it canonically
+ *   protune key FILE              its key and every stage's hash
+ *   protune check MODEL SCHED     does the schedule fit the model?
+ *   protune baseline MODEL        the baseline schedule
+ *   protune random MODEL [--seed N]
+ *   protune cpp MODEL SCHED       the schedule as Halide C++
+ *   protune measure MODEL SCHED [--runs N] [--min-time S] [--keep]
+ *                   [--cache-dir D] [--plugin P] [--no-check] [-v]
+ *
+ * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
+ */
+#include "config.h"
+#include "protune/pt_error.h"
+#include "protune/pt_measure.h"
+#include "protune/pt_model.h"
+#include "protune/pt_randsched.h"
+#include "protune/pt_sched.h"
+#include "protune/pt_spawn.h"
+#include "protune/pt_strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+
+enum {
+	OPT_SEED = 1 << 0,
+	OPT_MEASURE = 1 << 1  /* --runs --min-time --keep --cache-dir
+			       * --plugin --no-check -v */
+};
+
+struct args {
+	const char *pos[3];
+	int npos;
+	uint64_t seed;
+	int runs;
+	double min_time;
+	int keep, no_check, verbose;
+	const char *cache_dir, *plugin;
+};
+
+struct command {
+	const char *name;
+	int npos;
+	unsigned opts;
+	const char *usage;
+	int (*fn)(const struct args *a);
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: protune COMMAND [ARGS...]\n"
+	      "       protune --help | --version\n"
+	      "\n"
+	      "Commands:\n"
+	      "  model FILE          parse a model and print it canonically\n"
+	      "  key FILE            print the model's key and every stage's hash\n"
+	      "  check MODEL SCHED   exit 0 when the schedule fits the model\n"
+	      "  baseline MODEL      print the baseline schedule\n"
+	      "  random MODEL [--seed N]\n"
+	      "                      print a random legal schedule\n"
+	      "  cpp MODEL SCHED     print the schedule as Halide C++\n"
+	      "  measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
+	      "          [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
+	      "                      compile the schedule with the model's\n"
+	      "                      generator and time it with RunGen; prints\n"
+	      "                      \"median_ms min_ms max_ms runs compile_ms\"\n"
+	      "\n"
+	      "A FILE of '-' is standard input. See protune(1).\n", f);
+}
+
+static int fail(const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 1, 2)))
+#endif
+	;
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("protune: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int usage_error(const struct command *c, const char *fmt,
+		       const char *arg)
+{
+	fputs("protune: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	if (c)
+		fprintf(stderr, "usage: protune %s\n", c->usage);
+	return EXIT_USAGE;
+}
+
+static int read_input(const char *path, struct pt_strbuf *out)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	int ret;
+
+	if (fd < 0)
+		return fail("cannot read %s: %s", path, strerror(errno));
+	ret = pt_spawn_read_fd(fd, out, &err);
+	if (fd)
+		close(fd);
+	if (ret)
+		return fail("cannot read %s: %s", path, err.msg);
+	return 0;
+}
+
+static const char *display_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "<stdin>";
+}
+
+/* Parse and hash the model in `path`; 0 or 1 (reported). */
+static int load_model(const char *path, struct pt_model **m)
+{
+	struct pt_strbuf text = PT_STRBUF_INIT;
+	struct pt_error err = PT_ERROR_INIT;
+	int ret;
+
+	*m = NULL;
+	if (read_input(path, &text))
+		return 1;
+	ret = pt_model_parse(text.buf, text.len, display_name(path), m, &err);
+	pt_strbuf_release(&text);
+	if (ret)
+		return fail("%s", err.msg);
+	if (pt_model_hash(*m)) {
+		pt_model_free(*m);
+		*m = NULL;
+		return fail("%s: cannot hash the model", display_name(path));
+	}
+	return 0;
+}
+
+static int load_sched(const char *path, struct pt_sched **s,
+		      struct pt_strbuf *keep_text)
+{
+	struct pt_strbuf text = PT_STRBUF_INIT;
+	struct pt_error err = PT_ERROR_INIT;
+	int ret;
+
+	*s = NULL;
+	if (read_input(path, &text))
+		return 1;
+	ret = pt_sched_parse(text.buf, text.len, display_name(path), s, &err);
+	if (!ret && keep_text)
+		*keep_text = text;
+	else
+		pt_strbuf_release(&text);
+	if (ret)
+		return fail("%s", err.msg);
+	return 0;
+}
+
+static int write_out(const struct pt_strbuf *sb)
+{
+	if (fwrite(sb->buf, 1, sb->len, stdout) != sb->len || fflush(stdout))
+		return fail("cannot write the output: %s", strerror(errno));
+	return 0;
+}
+
+/* Model and schedule, with the schedule checked against the model. */
+static int load_pair(const struct args *a, struct pt_model **m,
+		     struct pt_sched **s, struct pt_strbuf *text, int check)
+{
+	struct pt_error err = PT_ERROR_INIT;
+
+	*s = NULL;
+	if (load_model(a->pos[0], m))
+		return 1;
+	if (load_sched(a->pos[1], s, text))
+		return 1;
+	if (check && pt_sched_check(*m, *s, &err))
+		return fail("%s does not fit %s: %s", display_name(a->pos[1]),
+			    display_name(a->pos[0]), err.msg);
+	return 0;
+}
+
+/* --- commands ------------------------------------------------------------ */
+
+static int cmd_model(const struct args *a)
+{
+	struct pt_model *m;
+	struct pt_strbuf out = PT_STRBUF_INIT;
+	int ret;
+
+	if (load_model(a->pos[0], &m))
+		return 1;
+	ret = pt_model_print(m, PT_MODEL_PRINT_LABELS, &out) ?
+		fail("out of memory") : write_out(&out);
+	pt_strbuf_release(&out);
+	pt_model_free(m);
+	return ret;
+}
+
+static int cmd_key(const struct args *a)
+{
+	struct pt_model *m;
+	struct pt_strbuf out = PT_STRBUF_INIT;
+	char hex[33];
+	int i, ret = 0;
+
+	if (load_model(a->pos[0], &m))
+		return 1;
+	pt_hash_hex(m->key, hex);
+	if (pt_strbuf_addf(&out, "%s\n", hex))
+		ret = 1;
+	for (i = 0; i < m->nstages && !ret; i++) {
+		const struct pt_stage *st = &m->stages[i];
+		const char *label = st->func >= 0 && st->func < m->nfuncs ?
+			m->funcs[st->func].label : NULL;
+
+		pt_hash_hex(st->hash, hex);
+		if (pt_strbuf_addf(&out, "f%d.%d %s%s%s\n", st->func, st->index,
+				   hex, label && *label ? " " : "",
+				   label ? label : ""))
+			ret = 1;
+	}
+	ret = ret ? fail("out of memory") : write_out(&out);
+	pt_strbuf_release(&out);
+	pt_model_free(m);
+	return ret;
+}
+
+static int cmd_check(const struct args *a)
+{
+	struct pt_model *m = NULL;
+	struct pt_sched *s = NULL;
+	int ret = load_pair(a, &m, &s, NULL, 1);
+
+	pt_sched_free(s);
+	pt_model_free(m);
+	return ret;
+}
+
+static int print_sched(const struct pt_sched *s)
+{
+	struct pt_strbuf out = PT_STRBUF_INIT;
+	int ret;
+
+	ret = pt_sched_print(s, &out) ? fail("out of memory") : write_out(&out);
+	pt_strbuf_release(&out);
+	return ret;
+}
+
+static int cmd_baseline(const struct args *a)
+{
+	struct pt_model *m;
+	struct pt_sched *s;
+	int ret;
+
+	if (load_model(a->pos[0], &m))
+		return 1;
+	s = pt_sched_baseline(m);
+	ret = s ? print_sched(s) : fail("out of memory");
+	pt_sched_free(s);
+	pt_model_free(m);
+	return ret;
+}
+
+static int cmd_random(const struct args *a)
+{
+	struct pt_model *m;
+	struct pt_sched *s;
+	int ret;
+
+	if (load_model(a->pos[0], &m))
+		return 1;
+	s = pt_randsched(m, a->seed);
+	ret = s ? print_sched(s) : fail("out of memory");
+	pt_sched_free(s);
+	pt_model_free(m);
+	return ret;
+}
+
+static int cmd_cpp(const struct args *a)
+{
+	struct pt_model *m = NULL;
+	struct pt_sched *s = NULL;
+	struct pt_strbuf out = PT_STRBUF_INIT;
+	int ret = load_pair(a, &m, &s, NULL, 1);
+
+	if (!ret)
+		ret = pt_sched_to_cpp(m, s, &out) ? fail("out of memory") :
+			write_out(&out);
+	pt_strbuf_release(&out);
+	pt_sched_free(s);
+	pt_model_free(m);
+	return ret;
+}
+
+/* $PROTUNE_CACHE_DIR, else $XDG_CACHE_HOME/protune, else
+ * $HOME/.cache/protune. */
+static int cache_dir(const struct args *a, struct pt_strbuf *out)
+{
+	const char *v;
+	int ret;
+
+	if (a->cache_dir)
+		ret = pt_strbuf_addstr(out, a->cache_dir);
+	else if ((v = getenv("PROTUNE_CACHE_DIR")) && *v)
+		ret = pt_strbuf_addstr(out, v);
+	else if ((v = getenv("XDG_CACHE_HOME")) && *v)
+		ret = pt_strbuf_addf(out, "%s/protune", v);
+	else if ((v = getenv("HOME")) && *v)
+		ret = pt_strbuf_addf(out, "%s/.cache/protune", v);
+	else
+		return fail("no cache directory: set PROTUNE_CACHE_DIR or HOME");
+	return ret ? fail("out of memory") : 0;
+}
+
+/* $PROTUNE_PLUGIN, else ../lib/libprotune_halide.so next to this binary. */
+static int plugin_path(const struct args *a, struct pt_strbuf *out)
+{
+	char exe[PATH_MAX];
+	const char *v;
+	char *slash;
+	ssize_t n;
+
+	if (a->plugin)
+		return pt_strbuf_addstr(out, a->plugin) ? fail("out of memory") : 0;
+	if ((v = getenv("PROTUNE_PLUGIN")) && *v)
+		return pt_strbuf_addstr(out, v) ? fail("out of memory") : 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return fail("cannot find libprotune_halide.so: /proc/self/exe is unreadable (%s); set PROTUNE_PLUGIN",
+			    strerror(errno));
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	if (pt_strbuf_addf(out, "%s/../lib/libprotune_halide.so", exe))
+		return fail("out of memory");
+	if (access(out->buf, R_OK))
+		return fail("cannot find libprotune_halide.so (not in %s/../lib); set PROTUNE_PLUGIN",
+			    exe);
+	return 0;
+}
+
+static int cmd_measure(const struct args *a)
+{
+	struct pt_model *m = NULL;
+	struct pt_sched *s = NULL;
+	struct pt_strbuf text = PT_STRBUF_INIT, cache = PT_STRBUF_INIT;
+	struct pt_strbuf plugin = PT_STRBUF_INIT, lock = PT_STRBUF_INIT;
+	struct pt_measure_opts o;
+	struct pt_measure_result r;
+	struct pt_error err = PT_ERROR_INIT;
+	int ret;
+
+	ret = load_pair(a, &m, &s, &text, !a->no_check);
+	if (!ret)
+		ret = cache_dir(a, &cache) || plugin_path(a, &plugin);
+	if (!ret && pt_strbuf_addf(&lock, "%s/bench.lock", cache.buf))
+		ret = fail("out of memory");
+	if (ret)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	o.cache_dir = cache.buf;
+	o.plugin_path = plugin.buf;
+	o.lock_path = lock.buf;
+	o.runs = a->runs;
+	o.min_time_s = a->min_time;
+	o.keep_dir = a->keep;
+	o.cxx = getenv("PROTUNE_CXX");
+	if (pt_measure(m, text.buf, &o, &r, &err)) {
+		ret = fail("measuring %s: %s", display_name(a->pos[1]),
+			   err.msg);
+		if (a->keep && r.dir[0])
+			fprintf(stderr, "protune: kept %s\n", r.dir);
+		goto out;
+	}
+	printf("%.6g %.6g %.6g %d %.0f\n", r.median_ms, r.min_ms, r.max_ms,
+	       r.runs, r.compile_ms);
+	if (fflush(stdout))
+		ret = fail("cannot write the output: %s", strerror(errno));
+	if (a->verbose)
+		fprintf(stderr,
+			"protune: %s: median %.6g ms per iteration (min %.6g, max %.6g) over %d runs; compiled in %.0f ms\n",
+			display_name(a->pos[1]), r.median_ms, r.min_ms,
+			r.max_ms, r.runs, r.compile_ms);
+	if (a->keep && r.dir[0])
+		fprintf(stderr, "protune: kept %s\n", r.dir);
+out:
+	pt_strbuf_release(&text);
+	pt_strbuf_release(&cache);
+	pt_strbuf_release(&plugin);
+	pt_strbuf_release(&lock);
+	pt_sched_free(s);
+	pt_model_free(m);
+	return ret;
+}
+
+static const struct command commands[] = {
+	{ "model", 1, 0, "model FILE", cmd_model },
+	{ "key", 1, 0, "key FILE", cmd_key },
+	{ "check", 2, 0, "check MODEL SCHED", cmd_check },
+	{ "baseline", 1, 0, "baseline MODEL", cmd_baseline },
+	{ "random", 1, OPT_SEED, "random MODEL [--seed N]", cmd_random },
+	{ "cpp", 2, 0, "cpp MODEL SCHED", cmd_cpp },
+	{ "measure", 2, OPT_MEASURE,
+	  "measure MODEL SCHED [--runs N] [--min-time S] [--keep] "
+	  "[--cache-dir DIR] [--plugin SO] [--no-check] [-v]", cmd_measure },
+	{ NULL, 0, 0, NULL, NULL }
+};
+
+/* --- option parsing ------------------------------------------------------- */
+
+static int parse_int(const char *s, long long lo, long long hi,
+		     long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*end || errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_args(const struct command *c, int argc, char **argv,
+		      struct args *a)
+{
+	int i, only_pos = 0;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i], *val = NULL, *eq;
+		char name[32];
+		size_t n;
+		long long v;
+		int takes_value;
+
+		if (only_pos || arg[0] != '-' || !strcmp(arg, "-")) {
+			if (a->npos == c->npos)
+				return usage_error(c, "unexpected argument '%s'",
+						   arg);
+			a->pos[a->npos++] = arg;
+			continue;
+		}
+		if (!strcmp(arg, "--")) {
+			only_pos = 1;
+			continue;
+		}
+		if ((c->opts & OPT_MEASURE) &&
+		    (!strcmp(arg, "-v") || !strcmp(arg, "--verbose"))) {
+			a->verbose = 1;
+			continue;
+		}
+		eq = strchr(arg, '=');
+		n = eq ? (size_t)(eq - arg) : strlen(arg);
+		if (n >= sizeof(name))
+			return usage_error(c, "unknown option '%s'", arg);
+		memcpy(name, arg, n);
+		name[n] = '\0';
+		takes_value = !strcmp(name, "--seed") ||
+			!strcmp(name, "--runs") || !strcmp(name, "--min-time") ||
+			!strcmp(name, "--cache-dir") || !strcmp(name, "--plugin");
+		if (!(((c->opts & OPT_SEED) && !strcmp(name, "--seed")) ||
+		      ((c->opts & OPT_MEASURE) &&
+		       (!strcmp(name, "--runs") || !strcmp(name, "--min-time") ||
+			!strcmp(name, "--cache-dir") ||
+			!strcmp(name, "--plugin") || !strcmp(name, "--keep") ||
+			!strcmp(name, "--no-check")))))
+			return usage_error(c, "unknown option '%s'", arg);
+		if (takes_value) {
+			if (eq)
+				val = eq + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else
+				return usage_error(c, "option '%s' needs a value",
+						   name);
+		} else if (eq) {
+			return usage_error(c, "option '%s' takes no value",
+					   name);
+		}
+		if (!strcmp(name, "--seed")) {
+			if (parse_u64(val, &a->seed))
+				return usage_error(c, "bad seed '%s'", val);
+		} else if (!strcmp(name, "--runs")) {
+			if (parse_int(val, 1, 1000, &v))
+				return usage_error(c, "bad run count '%s' (1 to 1000)",
+						   val);
+			a->runs = (int)v;
+		} else if (!strcmp(name, "--min-time")) {
+			char *end;
+
+			a->min_time = strtod(val, &end);
+			if (!*val || *end || !(a->min_time > 0) ||
+			    a->min_time > 3600)
+				return usage_error(c, "bad time '%s' (seconds, above 0)",
+						   val);
+		} else if (!strcmp(name, "--cache-dir")) {
+			a->cache_dir = val;
+		} else if (!strcmp(name, "--plugin")) {
+			a->plugin = val;
+		} else if (!strcmp(name, "--keep")) {
+			a->keep = 1;
+		} else if (!strcmp(name, "--no-check")) {
+			a->no_check = 1;
+		}
+	}
+	if (a->npos < c->npos)
+		return usage_error(c, "%s: missing arguments", c->name);
+	if (a->npos == 2 && !strcmp(a->pos[0], "-") && !strcmp(a->pos[1], "-"))
+		return usage_error(c, "%s", "only one input can be '-'");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+	struct args a;
+	int ret;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("protune %s\n", PT_VERSION);
+		return 0;
+	}
+	for (c = commands; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			break;
+	if (!c->name) {
+		fprintf(stderr, "protune: unknown command '%s'\n", argv[1]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+		printf("usage: protune %s\n", c->usage);
+		return 0;
+	}
+	ret = parse_args(c, argc - 2, argv + 2, &a);
+	if (ret)
+		return ret;
+	return c->fn(&a);
+}

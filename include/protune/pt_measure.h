@@ -1,0 +1,84 @@
+/* pt_measure.h: measuring one schedule on this machine.
+ *
+ * pt_measure() compiles a schedule for a model by re-running the model's
+ * generator (model->argv) in apply mode (PROTUNE_SCHEDULE_FILE set, output
+ * into a fresh temporary directory), links the library with Halide's
+ * RunGenMain.cpp (compiled once per machine and kept under the cache
+ * directory, see pt_measure_rungen_main()), runs the result in RunGen's
+ * benchmark mode at the estimated sizes, and reports the median time per
+ * iteration over `runs` runs, with the spread.
+ *
+ * Failures (the generator refuses or fails to compile, the link fails, the
+ * binary crashes or runs past its time limit) are errors with the step and
+ * the tail of the tool's output in the message; never a time. Codes:
+ * PT_EMISMATCH when the schedule is at fault (the generator fails, RunGen
+ * fails or crashes), PT_ETIMEDOUT when a step runs past its limit, and
+ * PT_EINVAL, PT_ENOTFOUND, PT_ESPAWN, PT_EIO or PT_ENOMEM for the caller's
+ * arguments or the machine (no compiler, RunGenMain.cpp missing, a link
+ * that fails, an unwritable directory).
+ *
+ * Ownership: options are borrowed for the call; the result is plain data.
+ * The temporary directory is removed unless opts->keep_dir. No global
+ * state; concurrent calls are safe (benchmark runs take the machine-wide
+ * lock named by opts->lock_path when set, see pt_lock.h).
+ */
+#ifndef PROTUNE_PT_MEASURE_H
+#define PROTUNE_PT_MEASURE_H
+
+#include "protune/pt_error.h"
+#include "protune/pt_model.h"
+
+struct pt_measure_opts {
+	const char *cache_dir;     /* where RunGenMain.o is kept (required) */
+	const char *plugin_path;   /* libprotune_halide.so to load in the
+				    * generator (required) */
+	const char *tmp_root;      /* parent of the temporary directory, NULL
+				    * for $TMPDIR or /tmp */
+	const char *lock_path;     /* machine-wide benchmark lock, or NULL */
+	int runs;                  /* RunGen runs (each one a benchmark);
+				    * <= 0 means 5 */
+	double min_time_s;         /* RunGen --benchmark_min_time; <= 0: 0.1 */
+	int compile_timeout_ms;    /* generator + link; <= 0: 600000 */
+	int run_timeout_ms;        /* each RunGen run; <= 0: 120000 */
+	int keep_dir;              /* keep the temporary directory */
+	const char *cxx;           /* C++ compiler, NULL for "c++" */
+};
+
+struct pt_measure_result {
+	double median_ms;          /* per iteration */
+	double min_ms, max_ms;     /* over the runs */
+	int runs;
+	double compile_ms;         /* generator + link wall time */
+	char dir[4096];            /* the temporary directory (when kept) */
+};
+
+int pt_measure(const struct pt_model *m, const char *sched_text,
+	       const struct pt_measure_opts *opts,
+	       struct pt_measure_result *res, struct pt_error *err);
+
+/* The path of RunGenMain.o for this machine under cache_dir, compiling it
+ * first (under a lock, atomically renamed into place) when it is missing.
+ * The name carries a hash of RunGenMain.cpp and the compiler, so a Halide or
+ * compiler upgrade compiles a new one. */
+int pt_measure_rungen_main(const char *cache_dir, const char *cxx,
+			   struct pt_strbuf *path, struct pt_error *err);
+
+/* The generator command pt_measure() runs, appended to `out`: model->argv
+ * with -o, -e, -n, -p, -s, -t (and their values), auto_schedule= and
+ * target= dropped, every other argument kept in order (-g, -f, -d,
+ * generator params such as machine_params=), followed by
+ *     -o OUT_DIR -e static_library,h,registration -n cand -p PLUGIN
+ *     -s ProTune auto_schedule=true -t 0 target=TARGET
+ * where TARGET is m->target without the no_runtime feature (the benchmark
+ * links no other runtime). PT_EINVAL for an argv that cannot be re-run (no
+ * argv, a relative program path with a '/', a runtime-only -r run, a flag
+ * without its value, no target in the model). */
+int pt_measure_rewrite_argv(const struct pt_model *m, const char *out_dir,
+			    const char *plugin_path, struct pt_strvec *out,
+			    struct pt_error *err);
+
+/* Sort times[0..n-1] (n > 0) in place and return the median: the middle
+ * value, or the mean of the two middle values when n is even. */
+double pt_measure_median(double *times, int n);
+
+#endif

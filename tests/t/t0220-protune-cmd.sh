@@ -1,0 +1,247 @@
+#!/bin/sh
+test_description='the protune command and protune-cc --serve'
+. "$PT_SRCDIR/tests/lib/test-lib.sh"
+
+gen=$PT_BUILD_DIR/ex/bin/blur.generator
+plugin=$PT_BUILD_DIR/lib/libprotune_halide.so
+# RunGenMain.o takes a while to compile: keep it between runs.
+cache=$PT_BUILD_DIR/tests/protune-cache
+
+# frame TYPE [PAYLOAD-FILE]: one protocol message on stdout.
+frame() {
+	if [ $# -gt 1 ]; then
+		printf 'PT1 %s %d\n' "$1" "$(wc -c <"$2")" && cat "$2"
+	else
+		printf 'PT1 %s 0\n' "$1"
+	fi
+}
+
+hello() {
+	printf 'protune 0.1.0 pid 1' >hello.txt &&
+	frame hello hello.txt
+}
+
+# payload FILE TYPE: the payload of the first message of TYPE in a stream
+# of framed messages whose payloads are lines of text.
+payload() {
+	sed -n "/^PT1 $2 [0-9]*\$/,\${/^PT1 $2 [0-9]*\$/d;/^PT1 [a-z]* [0-9]*\$/q;p;}" "$1"
+}
+
+test_expect_success '--version and --help' '
+	protune --version >out &&
+	test_grep "^protune [0-9][0-9.]*$" out &&
+	protune --help >out &&
+	test_grep "usage: protune COMMAND" out &&
+	test_grep "measure MODEL SCHED" out &&
+	protune-cc --help >out &&
+	test_grep "protune-cc --serve" out
+'
+
+test_expect_success 'usage errors exit 2' '
+	test_expect_code 2 protune 2>err &&
+	test_grep usage: err &&
+	test_expect_code 2 protune frobnicate 2>err &&
+	test_grep "unknown command .frobnicate." err &&
+	test_expect_code 2 protune model 2>err &&
+	test_grep "missing arguments" err &&
+	test_expect_code 2 protune model a b 2>err &&
+	test_grep "unexpected argument .b." err &&
+	test_expect_code 2 protune model a --seed 3 2>err &&
+	test_grep "unknown option .--seed." err &&
+	test_expect_code 2 protune random a --seed 2>err &&
+	test_grep "needs a value" err &&
+	test_expect_code 2 protune random a --seed=x 2>err &&
+	test_grep "bad seed" err &&
+	test_expect_code 2 protune measure a b --runs 0 2>err &&
+	test_grep "bad run count" err &&
+	test_expect_code 2 protune check - - 2>err &&
+	test_expect_code 2 protune-cc --serve extra 2>err
+'
+
+test_expect_success 'a missing file is a failure, not a usage error' '
+	test_expect_code 1 protune model no-such.model 2>err &&
+	test_grep "protune: cannot read no-such.model: No such file" err
+'
+
+# --- protune-cc --serve without a model ---------------------------------
+
+test_expect_success '--serve: garbage makes it fail with a message' '
+	echo "GET / HTTP/1.0" | test_expect_code 1 protune-cc --serve >out 2>err &&
+	test_grep "protune-cc: waiting for .hello. from the plugin: malformed message header" err &&
+	test_must_fail test -s out
+'
+
+test_expect_success '--serve: end of file makes it fail with a message' '
+	test_expect_code 1 protune-cc --serve </dev/null >out 2>err &&
+	test_grep "protune-cc: waiting for .hello. from the plugin: the peer closed the channel" err &&
+	hello | test_expect_code 1 protune-cc --serve >out 2>err &&
+	test_grep "waiting for the model from the plugin: the peer closed" err &&
+	{ hello && printf "PT1 model 100\nabc"; } |
+		test_expect_code 1 protune-cc --serve >out 2>err &&
+	test_grep "after 3 of the 100 bytes of a .model. message" err
+'
+
+test_expect_success '--serve: a message out of turn fails' '
+	printf "protune 0.1.0 pid 1" >hello.txt &&
+	frame model hello.txt | test_expect_code 1 protune-cc --serve 2>err &&
+	test_grep "sent a .model. message where .hello. was expected" err &&
+	printf "nonsense" >bad-hello &&
+	frame hello bad-hello | test_expect_code 1 protune-cc --serve 2>err &&
+	test_grep "is not from protune" err
+'
+
+test_expect_success '--serve: an unreadable model is answered with an error' '
+	printf "protune-model 1\nthis is not a model\n" >junk.model &&
+	{ hello && frame model junk.model && frame bye; } |
+		test_expect_code 1 protune-cc --serve >out 2>err &&
+	test_grep "cannot read the model: <plugin>:[0-9]*:" err &&
+	head -n 1 out >first &&
+	test_grep "^PT1 error [0-9]*$" first &&
+	payload out error >msg &&
+	test_grep "<plugin>:[0-9]*:" msg
+'
+
+test_expect_success '--serve: a plugin that says nothing in time fails it' '
+	{ hello && sleep 2; } |
+		test_expect_code 1 env PROTUNE_SERVE_TIMEOUT_MS=300 protune-cc --serve 2>err &&
+	test_grep "waiting for the model from the plugin: timed out after 300 ms" err &&
+	test_expect_code 2 env PROTUNE_SERVE_TIMEOUT_MS=soon protune-cc --serve </dev/null 2>err &&
+	test_grep "PROTUNE_SERVE_TIMEOUT_MS=.soon. is not" err
+'
+
+test_expect_success '--serve: a plugin may say bye instead of sending its model' '
+	{ hello && sleep 1 && printf "PT1 bye 0\n"; } | protune-cc --serve >out 2>err &&
+	test_must_fail test -s out
+'
+
+# --- with a real model -----------------------------------------------------
+
+# The plugin dumps the model before it asks any server, so the dump is there
+# even when the rest of the generator run fails.
+test_expect_success 'dump the model of blur with the plugin' '
+	mkdir gen &&
+	PROTUNE_DUMP_MODEL=$PWD/blur.model "$gen" -g blur -o gen \
+		-e static_library,h,registration -n blur -p "$plugin" \
+		-s ProTune auto_schedule=true target=host size=test \
+		>gen.log 2>&1;
+	cat gen.log;
+	test -s blur.model
+'
+test -s blur.model && test_set_prereq MODEL
+
+test_expect_success MODEL 'model: prints the model canonically' '
+	protune model blur.model >again &&
+	test_cmp blur.model again &&
+	protune model - <blur.model >again &&
+	test_cmp blur.model again
+'
+
+test_expect_success MODEL 'model: a parse error names the file and line' '
+	sed "2s/.*/halide 14.0.0 junk junk/" blur.model >bad.model &&
+	test_expect_code 1 protune model bad.model 2>err &&
+	test_grep "^protune: bad.model:2: " err
+'
+
+test_expect_success MODEL 'key: the key, then one hash per stage' '
+	protune key blur.model >key &&
+	head -n 1 key >k &&
+	test_grep "^[0-9a-f]\{32\}$" k &&
+	sed 1d key >stages &&
+	test -s stages &&
+	! grep -v "^f[0-9][0-9]*\.[0-9][0-9]* [0-9a-f]\{32\}\( .*\)\{0,1\}$" stages &&
+	protune key blur.model >key2 &&
+	test_cmp key key2
+'
+
+test_expect_success MODEL 'baseline, check and cpp' '
+	protune baseline blur.model >base.sched &&
+	test_grep "^protune-schedule 1$" base.sched &&
+	test_grep "^key $(head -n 1 key)$" base.sched &&
+	protune check blur.model base.sched &&
+	protune cpp blur.model base.sched >base.cpp &&
+	test_grep "pipeline.get_func(" base.cpp
+'
+
+test_expect_success MODEL 'random: the same seed gives the same legal schedule' '
+	protune random blur.model --seed 7 >r7 &&
+	protune random blur.model --seed=7 >r7b &&
+	test_cmp r7 r7b &&
+	protune check blur.model r7 &&
+	protune random blur.model >r0 &&
+	protune check blur.model r0
+'
+
+test_expect_success MODEL 'check: a schedule for another key does not fit' '
+	sed "s/^key .*/key 0123456789abcdef0123456789abcdef/" base.sched >other.sched &&
+	test_expect_code 1 protune check blur.model other.sched 2>err &&
+	test_grep "^protune: other.sched does not fit blur.model: " err &&
+	test_expect_code 1 protune cpp blur.model other.sched 2>err &&
+	test_grep "does not fit" err
+'
+
+test_expect_success MODEL 'measure: the baseline runs and takes a positive time' '
+	protune measure blur.model base.sched --runs 3 --min-time 0.01 \
+		--cache-dir "$cache" -v >time 2>err &&
+	cat time err &&
+	awk "NF != 5 || !(\$1 > 0) || \$2 > \$1 || \$1 > \$3 || \$4 != 3 || !(\$5 > 0) { exit 1 }" time &&
+	test_grep "median .* ms per iteration" err &&
+	ls "$cache"/rungen/RunGenMain-*.o
+'
+
+test_expect_success MODEL 'measure --keep keeps the build' '
+	TMPDIR=$PWD protune measure blur.model base.sched --runs 1 \
+		--min-time 0.01 --cache-dir "$cache" --keep >time 2>err &&
+	dir=$(sed -n "s/^protune: kept //p" err) &&
+	test -x "$dir/rungen" && test -s "$dir/cand.a" &&
+	test_cmp base.sched "$dir/schedule.txt" &&
+	rm -rf "$dir"
+'
+
+test_expect_success MODEL 'measure: a schedule that does not fit fails with the reason' '
+	test_expect_code 1 protune measure blur.model other.sched \
+		--cache-dir "$cache" >out 2>err &&
+	test_grep "does not fit" err &&
+	test_must_fail test -s out &&
+	test_expect_code 1 env TMPDIR=$PWD protune measure blur.model other.sched \
+		--cache-dir "$cache" --no-check >out 2>err &&
+	test_grep "compiling the schedule: the generator failed" err &&
+	test_grep "key" err &&
+	! ls -d protune-measure-* 2>/dev/null
+'
+
+test_expect_success MODEL '--serve answers hello and model with the baseline' '
+	{ hello && frame model blur.model && frame applied && frame bye; } |
+		protune-cc --serve >out 2>err &&
+	head -n 1 out >first &&
+	test_grep "^PT1 schedule [0-9]*$" first &&
+	payload out schedule >served &&
+	test_grep "^meta tuner=baseline$" served &&
+	protune check blur.model served &&
+	test_must_fail test -s err
+'
+
+test_expect_success MODEL '--serve: a refusal is logged and answered with an error' '
+	printf "f0 has no dim v9" >reason &&
+	{ hello && frame model blur.model && frame refused reason && frame bye; } |
+		test_expect_code 1 protune-cc --serve >out 2>err &&
+	test_grep "^protune-cc: the plugin refused the schedule for $(head -n 1 key): f0 has no dim v9$" err &&
+	test_grep "^PT1 error [0-9]*$" out &&
+	payload out error >msg &&
+	test_grep "no other schedule to offer" msg
+'
+
+test_expect_success MODEL '--serve: garbage after the model fails' '
+	{ hello && frame model blur.model && printf "applied\n"; } |
+		test_expect_code 1 protune-cc --serve >out 2>err &&
+	test_grep "malformed message header" err
+'
+
+test_expect_success MODEL 'a generator with the plugin and no channel gets its schedule from protune-cc --serve' '
+	mkdir direct &&
+	"$gen" -g blur -o direct -e static_library,h,registration -n blur \
+		-p "$plugin" -s ProTune auto_schedule=true target=host \
+		size=test 2>err &&
+	test -s direct/blur.a
+'
+
+test_done
