@@ -6,8 +6,9 @@
 #    chains of 30 and 100 stages (median of ADAPTER_ROUNDS runs). The runs
 #    are given a schedule file that cannot fit (its key is wrong), so the
 #    generator stops right after the model and no compile time is spent.
-# 2. The plugin's overhead on a whole generator run: blur at benchmark size
-#    with its manual schedule written in C++ (schedule=manual) versus the
+# 2. The plugin's overhead on a whole generator run: stencil_chain at
+#    benchmark size with its manual schedule written in C++ (schedule=manual)
+#    versus the
 #    same schedule in protune's format applied by the plugin
 #    (PROTUNE_SCHEDULE_FILE), run alternately; medians and their ratio.
 #   adapter.sh   (needs PT_BUILD_DIR and PT_SRCDIR)
@@ -62,45 +63,49 @@ for n in 30 100; do
 		stages=$n || exit 1
 done
 
-# The blur manual schedule (examples/blur/blur_generator.cpp) in protune's
-# format, vector width from the model's target like natural_vector_size.
-gen=$PT_BUILD_DIR/ex/bin/blur.generator
-PROTUNE_DUMP_MODEL=$tmp/blur.model PROTUNE_SCHEDULE_FILE=$tmp/nofit.sched \
-	"$gen" -g blur -o "$tmp" -e static_library -n m -p "$plugin" -s ProTune \
+# stencil_chain's manual schedule (examples/stencil_chain/) in protune's
+# format: every chain stage but the last at root, in strips of 32 rows over
+# the cores, vectorized along x by the native width (Halide's default tail
+# for a pure stage, ShiftInwards); the last stage inlined into the output,
+# which is split and vectorized the same way with GuardWithIf.
+name=stencil_chain
+gen=$PT_BUILD_DIR/ex/bin/$name.generator
+PROTUNE_DUMP_MODEL=$tmp/m.model PROTUNE_SCHEDULE_FILE=$tmp/nofit.sched \
+	"$gen" -g $name -o "$tmp" -e static_library -n m -p "$plugin" -s ProTune \
 	auto_schedule=true target=host size=bench 2>/dev/null
-test -s "$tmp/blur.model" || { echo "adapter.sh: no blur model" >&2; exit 1; }
-key=$(protune key "$tmp/blur.model" | head -n1)
-if grep -q '^target ".*avx512' "$tmp/blur.model"; then vec=32
-elif grep -q '^target ".*avx' "$tmp/blur.model"; then vec=16
+test -s "$tmp/m.model" || { echo "adapter.sh: no $name model" >&2; exit 1; }
+key=$(protune key "$tmp/m.model" | head -n1)
+if grep -q '^target ".*avx512' "$tmp/m.model"; then vec=32
+elif grep -q '^target ".*avx' "$tmp/m.model"; then vec=16
 else vec=8; fi
-# f0 is the input wrapper, f1 blur_x, f2 the output (checked below).
-cat >"$tmp/manual.sched" <<EOS
-protune-schedule 1
-key $key
-func f0 inline
-func f1 at f2 yi store at f2 yo
-  stage 0
-    split v0 xo xi $vec guard
-    vectorize xi
-func f2 root
-  stage 0
-    split v1 yo yi 32 guard
-    split v0 xo xi $vec guard
-    vectorize xi
-    parallel yo
-EOS
-grep -q '^func f1 .*label "blur_x"' "$tmp/blur.model" || {
-	echo "adapter.sh: blur's Funcs are not in the expected order" >&2; exit 1; }
-protune check "$tmp/blur.model" "$tmp/manual.sched" || exit 1
+{
+	printf 'protune-schedule 1\nkey %s\n' "$key"
+	awk -v vec="$vec" 'BEGIN { n = 0 }
+		/^func / { f[n] = $2; l[n] = $NF; gsub(/"/, "", l[n]); o[n] = / output /; n++ }
+		END {
+			for (i = 0; i < n; i++) if (l[i] ~ /^stage_/) last = l[i]
+			for (i = 0; i < n; i++) {
+				if (o[i] || (l[i] ~ /^stage_/ && l[i] != last)) {
+					t = o[i] ? "guard" : "shift"
+					printf "func %s root\n  stage 0\n", f[i]
+					printf "    split v1 yo yi 32 guard\n"
+					printf "    split v0 xo xi %d %s\n", vec, t
+					printf "    vectorize xi\n    parallel yo\n"
+				} else
+					printf "func %s inline\n", f[i]
+			}
+		}' "$tmp/m.model"
+} >"$tmp/manual.sched"
+protune check "$tmp/m.model" "$tmp/manual.sched" || exit 1
 
 : >"$tmp/cpp" ; : >"$tmp/plug"
 i=0
 while [ $i -lt "$rounds" ]; do
 	t0=$(now_ms)
-	"$gen" -g blur -o "$tmp" -e static_library,h -n c target=host \
+	"$gen" -g $name -o "$tmp" -e static_library,h -n c target=host \
 		size=bench schedule=manual || exit 1
 	t1=$(now_ms)
-	PROTUNE_SCHEDULE_FILE=$tmp/manual.sched "$gen" -g blur -o "$tmp" \
+	PROTUNE_SCHEDULE_FILE=$tmp/manual.sched "$gen" -g $name -o "$tmp" \
 		-e static_library,h -n p -p "$plugin" -s ProTune \
 		auto_schedule=true target=host size=bench || exit 1
 	t2=$(now_ms)
@@ -110,7 +115,7 @@ while [ $i -lt "$rounds" ]; do
 done
 c=$(median <"$tmp/cpp") p=$(median <"$tmp/plug")
 echo
-echo "plugin overhead on a generator run (blur, bench size, manual schedule)"
+echo "plugin overhead on a generator run ($name, bench size, manual schedule)"
 printf '%-34s %10s\n' "schedule in C++ (ms)" "$c" \
 	"same schedule through the plugin (ms)" "$p"
 printf '%-34s %10s\n' "ratio plugin/C++" "$(echo "$p $c" | awk '{ printf "%.3f", $1 / $2 }')"
