@@ -33,6 +33,9 @@ struct xloop {
 	int64_t extent;
 	int const_extent;
 	int kind;           /* PT_LOOP_* */
+	uint64_t path;      /* the splits from the original dim: bit k is 1
+			     * when the k-th split took the inner half */
+	int depth;          /* how many splits */
 };
 
 /* A stage's loops after its directives, innermost first (the order of
@@ -381,6 +384,12 @@ static int do_split(const struct pt_model *m, const struct pt_sched *s,
 		return fail(err, m, f, st,
 			    "split of '%s' after it was marked %s", d->dim,
 			    kind_word(x->l[i].kind));
+	if (r && x->l[i].path)
+		return fail(err, m, f, st,
+			    "split of '%s', which comes from the inner half "
+			    "of an earlier split (split the outer loop "
+			    "instead: the same loops, and Halide 14 reads "
+			    "outside buffers for some such splits)", d->dim);
 	if ((ret = check_tail(m, s, f, st, r, d, &x->l[i], err)))
 		return ret;
 
@@ -400,6 +409,11 @@ static int do_split(const struct pt_model *m, const struct pt_sched *s,
 	l[i + 1] = parent;
 	l[i + 1].sname = d->outer;
 	l[i + 1].extent = div_up(parent.extent, d->factor);
+	if (parent.depth < 64) {
+		l[i].path |= UINT64_C(1) << parent.depth;
+		l[i].depth++;
+		l[i + 1].depth++;
+	}
 	x->names[x->nnames++] = d->outer;
 	x->names[x->nnames++] = d->inner;
 	return 0;
@@ -509,6 +523,40 @@ static int do_annotate(const struct pt_model *m, int f, int st,
 	return 0;
 }
 
+/* The loops split from one dim keep the split's order: every loop from a
+ * split's inner half lies inside every loop from its outer half. Halide
+ * 14 wrote outside a buffer when a nested split's inner loop was moved
+ * outside its outer loop under GuardWithIf. */
+static int check_split_order(const struct pt_model *m, int f, int st,
+			     const struct xnest *x, struct pt_error *err)
+{
+	int a, b, k, depth;
+	uint64_t diff;
+
+	for (a = 0; a < x->n; a++)
+		for (b = a + 1; b < x->n; b++) {
+			const struct xloop *in = &x->l[a], *out = &x->l[b];
+
+			/* in is inside out (innermost first). */
+			if (in->orig != out->orig)
+				continue;
+			depth = in->depth < out->depth ? in->depth :
+				out->depth;
+			diff = in->path ^ out->path;
+			for (k = 0; k < depth && !((diff >> k) & 1); k++)
+				;
+			if (k < depth && !((in->path >> k) & 1))
+				return fail(err, m, f, st,
+					    "'%s' is inside '%s', but comes "
+					    "from the outer half of a split "
+					    "whose inner half gave '%s' (keep "
+					    "each split's inner loops inside "
+					    "its outer ones)", xname(in),
+					    xname(out), xname(out));
+		}
+	return 0;
+}
+
 /* Replay the directives of stage `st` of Func `f` into *x, checking their
  * structure, and with `r` the per-stage legality rules too. */
 static int replay(const struct pt_model *m, const struct pt_sched *s, int f,
@@ -575,6 +623,10 @@ static int replay(const struct pt_model *m, const struct pt_sched *s, int f,
 	if (!r)
 		return 0;
 
+	if ((ret = check_split_order(m, f, st, x, err))) {
+		xnest_release(x);
+		return ret;
+	}
 	for (i = 0; i < x->n; i++) {
 		const struct xloop *l = &x->l[i];
 

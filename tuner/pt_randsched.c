@@ -232,6 +232,7 @@ struct cl {
 	int64_t extent;
 	int cons;         /* constant extent */
 	int kind;         /* PT_LOOP_* */
+	int inner;        /* from a split's inner half: not split again */
 };
 
 struct sbuild {
@@ -347,6 +348,7 @@ static int split(struct sbuild *b, int i, int64_t factor, enum pt_tail tail)
 	strcpy(b->l[i].name, inner);
 	b->l[i].extent = factor;
 	b->l[i].cons = 1;
+	b->l[i].inner = 1;
 	strcpy(b->l[i + 1].name, outer);
 	b->l[i + 1].extent = (parent.extent + factor - 1) / factor;
 	b->l[i + 1].cons = parent.cons;
@@ -480,7 +482,7 @@ static int random_stage(const struct pt_model *m, struct pt_sched *s,
 		int64_t fac;
 
 		for (i = 0; i < b->n && nc < 64; i++)
-			if (!b->l[i].is_rvar && strcmp(b->l[i].name, vname) &&
+			if (!b->l[i].is_rvar && !b->l[i].inner &&
 			    b->l[i].extent >= 2)
 				cand[nc++] = i;
 		if (!nc)
@@ -498,7 +500,8 @@ static int random_stage(const struct pt_model *m, struct pt_sched *s,
 		int64_t fac;
 
 		for (i = 0; i < b->n && nc < 64; i++)
-			if (b->l[i].is_rvar && b->l[i].extent >= 2)
+			if (b->l[i].is_rvar && !b->l[i].inner &&
+			    b->l[i].extent >= 2)
 				cand[nc++] = i;
 		if (nc) {
 			i = cand[rng_below(r, nc)];
@@ -510,19 +513,17 @@ static int random_stage(const struct pt_model *m, struct pt_sched *s,
 		}
 	}
 
-	/* Order: sometimes shuffle the pure loops (reduction loops keep
-	 * their order); the vector loop must end up innermost. */
+	/* Order: sometimes shuffle the loops, then give the slots each group
+	 * got back to the group in its own order: the loops split from one
+	 * pure dim keep their split order, and the reduction loops all
+	 * keep theirs (rules 6 and 8). The vector loop, the innermost of
+	 * its group, is then moved innermost. */
 	if (b->n >= 2) {
 		struct cl order[sizeof(b->l) / sizeof(b->l[0])];
-		int changed = 0, j;
+		int changed = 0, j, used[sizeof(b->l) / sizeof(b->l[0])];
 
 		memcpy(order, b->l, (size_t)b->n * sizeof(order[0]));
 		if (rng_percent(r, 30)) {
-			int rv[sizeof(b->l) / sizeof(b->l[0])], nrv = 0;
-
-			for (i = 0; i < b->n; i++)
-				if (order[i].is_rvar)
-					rv[nrv++] = i;
 			for (i = b->n - 1; i > 0; i--) {
 				struct cl t;
 
@@ -531,11 +532,18 @@ static int random_stage(const struct pt_model *m, struct pt_sched *s,
 				order[i] = order[j];
 				order[j] = t;
 			}
-			/* Put the reduction loops back in their order, in
-			 * the slots the shuffle gave them. */
-			for (i = 0, j = 0; i < b->n; i++)
-				if (order[i].is_rvar)
-					order[i] = b->l[rv[j++]];
+			memset(used, 0, sizeof(used));
+			for (i = 0; i < b->n; i++) {
+				int grp = order[i].is_rvar ? -1 : order[i].dim;
+
+				for (j = 0; j < b->n; j++)
+					if (!used[j] &&
+					    (b->l[j].is_rvar ? -1 :
+					     b->l[j].dim) == grp)
+						break;
+				used[j] = 1;
+				order[i] = b->l[j];
+			}
 			changed = 1;
 		}
 		if (*vname && strcmp(order[0].name, vname)) {

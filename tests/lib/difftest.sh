@@ -15,13 +15,17 @@
 # to the report: "NAME SEED ok|refused|genfail|runfail|differs REASON".
 
 PT_DIFF_TARGET=${PT_DIFF_TARGET:-host-strict_float}
+# A candidate whose generator run takes longer than this many seconds is a
+# failure ("gentimeout"): a schedule must not make the build crawl.
+PT_DIFF_GEN_TIMEOUT=${PT_DIFF_GEN_TIMEOUT:-300}
 
 # pt_diff_gen NAME DIR [ARGS...]: run NAME's generator into DIR at test size.
 pt_diff_gen() {
 	_n=$1 _d=$2
 	shift 2
 	mkdir -p "$_d" &&
-	"$PT_BUILD_DIR/ex/bin/$_n.generator" -g "$_n" -o "$_d" \
+	timeout "$PT_DIFF_GEN_TIMEOUT" \
+		"$PT_BUILD_DIR/ex/bin/$_n.generator" -g "$_n" -o "$_d" \
 		-e static_library,h,registration -n "$_n" \
 		target="$PT_DIFF_TARGET" size=test "$@" >"$_d/gen.log" 2>&1
 }
@@ -63,11 +67,15 @@ pt_diff_one() {
 		echo "$_n $_s refused $(head -n1 "$_d.err")" >>"$_rep"
 		return 1
 	fi
-	if ! PROTUNE_SCHEDULE_FILE=$PWD/$_d.sched pt_diff_gen "$_n" "$_d" \
-			$(pt_diff_plugin_args); then
-		echo "$_n $_s genfail $(grep -m1 -e ProTune -e Error "$_d/gen.log")" >>"$_rep"
-		return 1
-	fi
+	PROTUNE_SCHEDULE_FILE=$PWD/$_d.sched pt_diff_gen "$_n" "$_d" \
+		$(pt_diff_plugin_args)
+	case $? in
+	0) ;;
+	124) echo "$_n $_s gentimeout over ${PT_DIFF_GEN_TIMEOUT}s" >>"$_rep"
+		return 1 ;;
+	*) echo "$_n $_s genfail $(grep -m1 -e ProTune -e Error "$_d/gen.log")" >>"$_rep"
+		return 1 ;;
+	esac
 	if ! pt_diff_link "$_n" "$_d" ||
 	   ! pt_rungen_run "$_d/rungen" "$_d.tmp" 1 2>"$_d.run.err"; then
 		echo "$_n $_s runfail $(head -n1 "$_d.run.err")" >>"$_rep"

@@ -535,8 +535,8 @@ PT_TEST(rule2_names)
 	struct pt_sched *s = pt_sched_new_for(m);
 
 	split(s, 3, 0, "v0", "xo", "xi", 8, PT_TAIL_GUARD);
-	split(s, 3, 0, "xi", "xio", "xii", 2, PT_TAIL_GUARD);
-	reorder(s, 3, 0, "xii", "v1", "xio", "xo", NULL);
+	split(s, 3, 0, "xo", "xoo", "xoi", 2, PT_TAIL_GUARD);
+	reorder(s, 3, 0, "xi", "v1", "xoi", "xoo", NULL);
 	PT_CHECK(accepted(m, s));
 	pt_sched_free(s);
 
@@ -936,11 +936,14 @@ PT_TEST(rule7_tails)
 	PT_CHECK(refused(m, s, "f4 (out) stage 0", "tail round", NULL));
 	pt_sched_free(s);
 
-	/* Nested: shifting a split's inner loop stays inside it. */
+	/* Nested: the extent of a split's outer loop bounds the factor. */
 	s = pt_sched_new_for(m);
 	split(s, 4, 0, "v0", "xo", "xi", 16, PT_TAIL_GUARD);
-	split(s, 4, 0, "xi", "xio", "xii", 8, PT_TAIL_SHIFT);
+	split(s, 4, 0, "xo", "xoo", "xoi", 4, PT_TAIL_SHIFT);
 	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	split(s, 4, 0, "v0", "xo", "xi", 16, PT_TAIL_GUARD);
 	split(s, 4, 0, "xo", "xoo", "xoi", 5, PT_TAIL_SHIFT);
 	PT_CHECK(refused(m, s, "factor 5 above the estimated extent 4 of "
 			 "'xo'", NULL));
@@ -997,6 +1000,45 @@ PT_TEST(rule8_update_order)
 	reorder(s, 1, 1, "xi", "r0", "xo", NULL);
 	dir(s, 1, 1, PT_DIR_VECTORIZE, "xi");
 	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	pt_model_free(m);
+}
+
+/* Loops split from one dim keep the split's order; other dims' loops may
+ * go between them (tiling). */
+PT_TEST(split_order)
+{
+	struct pt_model *m = model("chain");
+	struct pt_sched *s = pt_sched_new_for(m);
+
+	/* Tiling: y split twice (the outer loop again), x's loop between
+	 * them. */
+	split(s, 3, 0, "v1", "yo", "yi", 2, PT_TAIL_GUARD);
+	split(s, 3, 0, "yo", "yoo", "yoi", 4, PT_TAIL_GUARD);
+	reorder(s, 3, 0, "yi", "v0", "yoi", "yoo", NULL);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+
+	s = pt_sched_new_for(m);
+	split(s, 3, 0, "v1", "yo", "yi", 2, PT_TAIL_GUARD);
+	split(s, 3, 0, "yo", "yoo", "yoi", 4, PT_TAIL_GUARD);
+	reorder(s, 3, 0, "v0", "yoi", "yi", "yoo", NULL);
+	PT_CHECK(refused(m, s, "f3 (out) stage 0", "'yoi' is inside 'yi'",
+			 NULL));
+	pt_sched_free(s);
+
+	s = pt_sched_new_for(m);
+	split(s, 3, 0, "v0", "xo", "xi", 8, PT_TAIL_GUARD);
+	reorder(s, 3, 0, "xo", "v1", "xi", NULL);
+	PT_CHECK(refused(m, s, "'xo' is inside 'xi'", NULL));
+	pt_sched_free(s);
+
+	/* A split's inner loop is not split again. */
+	s = pt_sched_new_for(m);
+	split(s, 3, 0, "v1", "yo", "yi", 8, PT_TAIL_GUARD);
+	split(s, 3, 0, "yi", "yio", "yii", 2, PT_TAIL_GUARD);
+	PT_CHECK(refused(m, s, "f3 (out) stage 0", "split of 'yi', which "
+			 "comes from the inner half", NULL));
 	pt_sched_free(s);
 	pt_model_free(m);
 }
@@ -1278,6 +1320,7 @@ PT_SUITE(sched_check,
 	 { "rule 6: annotations", rule6_annotations },
 	 { "rule 7: tails", rule7_tails },
 	 { "rule 8: reduction order", rule8_update_order },
+	 { "rule 6: split order", split_order },
 	 { "loop nests", nest },
 	 { "C++", cpp },
 	 { "C++ identifiers", cpp_identifiers },
