@@ -1004,6 +1004,115 @@ static int check_compute_at(struct state *S, int f, struct pt_error *err)
 	return 0;
 }
 
+/* Does stage `st` read f, directly or through inlined Funcs? */
+static int reads_func(const struct state *S, const struct pt_stage *st,
+		      int f, int depth)
+{
+	int i;
+
+	for (i = 0; i < st->naccesses; i++) {
+		const struct pt_access *a = &st->accesses[i];
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store ||
+		    a->producer < f || a->producer >= st->func)
+			continue;
+		if (a->producer == f)
+			return 1;
+		if (is_inlined(S, a->producer) && depth < 64 &&
+		    reads_func(S, model_stage(S->m, a->producer, 0), f,
+			       depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Does stage `st` read f, directly or through inlined Funcs, with a
+ * coordinate that steps by more than one element per step of a `moving`
+ * dim (a downsampling read) somewhere on the way? */
+static int strided_reads(const struct state *S, const struct pt_stage *st,
+			 int f, uint64_t moving, int depth)
+{
+	const struct pt_model *m = S->m;
+	int i, k, d;
+
+	for (i = 0; i < st->naccesses; i++) {
+		const struct pt_access *a = &st->accesses[i];
+		const struct pt_stage *ps;
+		uint64_t pm = 0, pmov = 0;
+		int strided = 0;
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store ||
+		    a->producer < f || a->producer >= st->func)
+			continue;
+		if (a->producer != f && (!is_inlined(S, a->producer) ||
+					 depth > 64))
+			continue;
+		for (k = 0; k < a->ncoords; k++) {
+			const struct pt_coord *c = &a->coords[k];
+
+			if (!c->affine || !c->coef)
+				continue;
+			for (d = 0; d < st->ndims && d < 64; d++) {
+				int64_t num = c->coef[d].num;
+
+				if (!num || !((moving >> d) & 1))
+					continue;
+				if ((num < 0 ? -num : num) > c->coef[d].den)
+					strided = 1;
+				pm |= UINT64_C(1) << (k & 63);
+			}
+		}
+		if (a->producer == f) {
+			if (strided)
+				return 1;
+			continue;
+		}
+		ps = model_stage(m, a->producer, 0);
+		if (strided && reads_func(S, ps, f, depth + 1))
+			return 1;
+		for (d = 0; d < ps->ndims && d < 64; d++)
+			if (!ps->dims[d].is_rvar && ps->dims[d].index < 64 &&
+			    ((pm >> ps->dims[d].index) & 1))
+				pmov |= UINT64_C(1) << d;
+		if (pmov && strided_reads(S, ps, f, pmov, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Rule 4, vector tiles: f may not be computed per vector tile of J (at a
+ * loop inside a loop split from J's vectorized dim, or at one) when J
+ * reads it with a stride of two or more along the vectorized dim. Under
+ * ASan, Halide 14's strided vector loads then read past the tile's
+ * buffer of f. */
+static int check_vector_site(struct state *S, int f, struct pt_error *err)
+{
+	const struct pt_model *m = S->m;
+	const struct pt_sched_func *sf = &S->s->funcs[f];
+	int j = sf->compute_at.func, i, p, tile = 0;
+	const struct xnest *x =
+		&S->nests[m->funcs[j].first_stage + last_stage(m, j)];
+
+	for (i = 0; i < x->n; i++)
+		if (x->l[i].kind == PT_LOOP_VECTOR)
+			break;
+	if (i == x->n || x->l[i].orig >= 64)
+		return 0;
+	/* A loop of the vector dim at or outside the compute loop. */
+	for (p = 0; p <= S->site_pos[f]; p++)
+		if (site_xloop(S, j, p)->orig == x->l[i].orig)
+			tile = 1;
+	if (!tile || !strided_reads(S, model_stage(m, j, last_stage(m, j)),
+				    f, UINT64_C(1) << x->l[i].orig, 0))
+		return 0;
+	return fail(err, m, f, -1,
+		    "compute_at f%d (%s) '%s', inside a vector tile of f%d, "
+		    "which reads it with a stride along the vectorized '%s' "
+		    "(Halide 14's strided vector loads then read past the "
+		    "tile's buffer)", j, func_label(m, j), sf->compute_at.loop,
+		    j, xname(&x->l[i]));
+}
+
 /* Rule 5: the store site encloses the compute site, with no parallel loop
  * strictly inside the store site and enclosing the compute loop. */
 static int check_store(struct state *S, int f, struct pt_error *err)
@@ -1343,6 +1452,7 @@ static int check_compute(struct state *S, struct pt_error *err)
 		if (S->s->funcs[f].compute != PT_COMPUTE_AT)
 			continue;
 		if ((ret = check_compute_at(S, f, err)) ||
+		    (ret = check_vector_site(S, f, err)) ||
 		    (ret = check_store(S, f, err)) ||
 		    (ret = check_sliding(S, f, err)))
 			return ret;

@@ -681,6 +681,32 @@ PT_TEST(rule4_compute_at)
 	pt_sched_free(s);
 	pt_model_free(m);
 
+	/* Not per vector tile of a consumer that downsamples it. */
+	m = model("chain");
+	m->stages[3].accesses[0].coords[0].coef[0].num = 2;  /* b(2x, y) */
+	s = pt_sched_new_for(m);
+	split(s, 3, 0, "v0", "xo", "xi", 8, PT_TAIL_GUARD);
+	split(s, 3, 0, "xo", "xoo", "xoi", 2, PT_TAIL_GUARD);
+	dir(s, 3, 0, PT_DIR_VECTORIZE, "xi");
+	at(s, 2, 3, "v1");
+	PT_CHECK(accepted(m, s));
+	at(s, 2, 3, "xoi");
+	PT_CHECK(refused(m, s, "f2 (b)", "inside a vector tile of f3",
+			 "stride along the vectorized 'xi'", NULL));
+	m->stages[3].accesses[0].coords[0].coef[0].num = 1;
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	/* The same when a tile loop of x is outside the site loop y. */
+	m->stages[3].accesses[0].coords[0].coef[0].num = 2;
+	s = pt_sched_new_for(m);
+	split(s, 3, 0, "v0", "xo", "xi", 8, PT_TAIL_GUARD);
+	reorder(s, 3, 0, "xi", "v1", "xo", NULL);
+	dir(s, 3, 0, PT_DIR_VECTORIZE, "xi");
+	at(s, 2, 3, "v1");
+	PT_CHECK(refused(m, s, "f2 (b)", "inside a vector tile of f3", NULL));
+	pt_sched_free(s);
+	pt_model_free(m);
+
 	/* Only the last stage of the site Func holds the site. */
 	m = model("scan");
 	s = pt_sched_new_for(m);
