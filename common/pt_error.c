@@ -28,6 +28,7 @@ const char *pt_strerror(int code)
 	case PT_ESPAWN: return "cannot start child process";
 	case PT_EMISMATCH: return "mismatch";
 	case PT_ETIMEDOUT: return "timed out";
+	case PT_EBUSY: return "busy";
 	}
 	return "unknown error";
 }

@@ -20,7 +20,8 @@ enum {
 	PT_ENOTFOUND = -5,/* a named thing (file, program, key) does not exist */
 	PT_ESPAWN = -6,   /* a child process could not be started */
 	PT_EMISMATCH = -7,/* two inputs that should agree do not */
-	PT_ETIMEDOUT = -8 /* a child or an operation ran past its time limit */
+	PT_ETIMEDOUT = -8,/* a child or an operation ran past its time limit */
+	PT_EBUSY = -9     /* another process holds it (a tuning lease) */
 };
 
 #define PT_ERROR_MSG_MAX 512

@@ -5,11 +5,12 @@ test_description='random schedules applied by the plugin give output bit-identic
 . "$PT_SRCDIR/tests/lib/difftest.sh"
 
 # `make check` draws a few schedules per example; `make check-long` sets
-# PT_DIFF_SEEDS=50 and collects the report in PT_DIFF_REPORT.
+# PT_DIFF_SEEDS=50 and collects the report in PT_DIFF_REPORT;
+# PT_DIFF_EXAMPLES narrows the run to some examples.
 seeds=${PT_DIFF_SEEDS:-3}
 report=${PT_DIFF_REPORT:-$PWD/report}
 
-for ex in $(pt_ex_list); do
+for ex in ${PT_DIFF_EXAMPLES:-$(pt_ex_list)}; do
 	test_expect_success "$ex: reference, model and server baseline" "
 		mkdir $ex && (cd $ex && pt_diff_setup $ex)
 	"

@@ -14,13 +14,15 @@ extern const struct pt_test_suite pt_suite_error, pt_suite_strbuf,
 	pt_suite_path, pt_suite_tmpimg, pt_suite_jobserver, pt_suite_lock,
 	pt_suite_strvec, pt_suite_spawn, pt_suite_model, pt_suite_sched,
 	pt_suite_key, pt_suite_sched_check, pt_suite_randsched, pt_suite_proto,
-	pt_suite_measure;
+	pt_suite_measure, pt_suite_cache, pt_suite_store, pt_suite_config,
+	pt_suite_genargs;
 
 static const struct pt_test_suite *const suites[] = {
 	&pt_suite_error, &pt_suite_strbuf, &pt_suite_path, &pt_suite_tmpimg,
 	&pt_suite_jobserver, &pt_suite_lock, &pt_suite_strvec, &pt_suite_spawn,
 	&pt_suite_model, &pt_suite_sched, &pt_suite_key, &pt_suite_sched_check,
 	&pt_suite_randsched, &pt_suite_proto, &pt_suite_measure,
+	&pt_suite_cache, &pt_suite_store, &pt_suite_config, &pt_suite_genargs,
 };
 
 static int failed;
