@@ -63,39 +63,15 @@ for n in 30 100; do
 		stages=$n || exit 1
 done
 
-# stencil_chain's manual schedule (examples/stencil_chain/) in protune's
-# format: every chain stage but the last at root, in strips of 32 rows over
-# the cores, vectorized along x by the native width (Halide's default tail
-# for a pure stage, ShiftInwards); the last stage inlined into the output,
-# which is split and vectorized the same way with GuardWithIf.
+# stencil_chain's manual schedule in protune's format (stencil-manual.sh).
 name=stencil_chain
 gen=$PT_BUILD_DIR/ex/bin/$name.generator
 PROTUNE_DUMP_MODEL=$tmp/m.model PROTUNE_SCHEDULE_FILE=$tmp/nofit.sched \
 	"$gen" -g $name -o "$tmp" -e static_library -n m -p "$plugin" -s ProTune \
 	auto_schedule=true target=host size=bench 2>/dev/null
 test -s "$tmp/m.model" || { echo "adapter.sh: no $name model" >&2; exit 1; }
-key=$(protune key "$tmp/m.model" | head -n1)
-if grep -q '^target ".*avx512' "$tmp/m.model"; then vec=32
-elif grep -q '^target ".*avx' "$tmp/m.model"; then vec=16
-else vec=8; fi
-{
-	printf 'protune-schedule 1\nkey %s\n' "$key"
-	awk -v vec="$vec" 'BEGIN { n = 0 }
-		/^func / { f[n] = $2; l[n] = $NF; gsub(/"/, "", l[n]); o[n] = / output /; n++ }
-		END {
-			for (i = 0; i < n; i++) if (l[i] ~ /^stage_/) last = l[i]
-			for (i = 0; i < n; i++) {
-				if (o[i] || (l[i] ~ /^stage_/ && l[i] != last)) {
-					t = o[i] ? "guard" : "shift"
-					printf "func %s root\n  stage 0\n", f[i]
-					printf "    split v1 yo yi 32 guard\n"
-					printf "    split v0 xo xi %d %s\n", vec, t
-					printf "    vectorize xi\n    parallel yo\n"
-				} else
-					printf "func %s inline\n", f[i]
-			}
-		}' "$tmp/m.model"
-} >"$tmp/manual.sched"
+"$PT_SRCDIR/bench/stencil-manual.sh" "$tmp/m.model" >"$tmp/manual.sched" ||
+	exit 1
 protune check "$tmp/m.model" "$tmp/manual.sched" || exit 1
 
 : >"$tmp/cpp" ; : >"$tmp/plug"

@@ -1,101 +1,313 @@
-/* protune-cc: the compiler-driver wrapper for Halide generator runs.
+/* protune-cc: the compiler-driver wrapper for Halide generator runs
+ * (doc/protune-cc.1).
  *
- * This version passes every command through unchanged: it finds the
- * program on PATH (skipping itself, so it can be installed under another
- * program's name) and execs it with the same argv, so exit status, signals,
- * stdin/stdout/stderr and environment are the program's own.
+ *   protune-cc [--SETTING=VALUE...] PROGRAM [ARGS...]
+ *   protune-cc --serve
  *
- * `protune-cc --serve` is the server a ProTune plugin starts when it has no
- * channel from protune-cc: one session on stdin/stdout (pt_serve.h).
+ * A generator run (pt_genargs.h) is run with the ProTune plugin and a
+ * channel to this process, which serves the plugin's sessions (one per
+ * target) from the cache, the git store or the tuner (pt_lookup.h), then
+ * exits with the generator's status. Every other command is exec'd
+ * unchanged (found on PATH, skipping this program), so its argv, streams,
+ * environment and exit status are its own.
+ *
+ * `protune-cc --serve` is the server a ProTune plugin starts when it has
+ * no channel: one session on stdin/stdout, with the same look-up.
  */
 #include "config.h"
+#include "protune/pt_config.h"
 #include "protune/pt_error.h"
+#include "protune/pt_genargs.h"
 #include "protune/pt_path.h"
+#include "protune/pt_spawn.h"
 #include "protune/pt_strbuf.h"
+#include "pt_drv.h"
+#include "pt_lookup.h"
 #include "pt_serve.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define NAME "protune-cc"
+
 static void usage(FILE *f)
 {
-	fputs("usage: protune-cc PROGRAM [ARGS...]\n"
+	fputs("usage: protune-cc [--SETTING=VALUE...] PROGRAM [ARGS...]\n"
 	      "       protune-cc --serve\n"
 	      "       protune-cc --help | --version\n"
 	      "\n"
-	      "Runs PROGRAM (usually a Halide generator) with ARGS. This release\n"
-	      "passes every command through unchanged; schedule lookup and tuning\n"
-	      "of generator runs come with the tuner.\n"
+	      "Runs PROGRAM with ARGS. A Halide generator run is run with the\n"
+	      "ProTune autoscheduler: its schedule comes from the schedule cache,\n"
+	      "the git-tracked store, or is tuned on a miss. Other commands run\n"
+	      "unchanged.\n"
+	      "\n"
+	      "Settings (also PROTUNE_* variables and config files; see\n"
+	      "`protune config`): --cache-dir= --store-dir= --budget= --decision-time=\n"
+	      "--mode=normal|readonly|frozen|retune|off --seed= --threads=\n"
+	      "--measure=on|off --log-file= --max-size=\n"
 	      "\n"
 	      "--serve answers one ProTune plugin session on stdin and stdout\n"
 	      "(the plugin starts it). See protune-cc(1).\n", f);
 }
 
-/* One plugin session on stdin/stdout; the exit status says how it went. */
-static int serve(void)
+/* Run a command unchanged. Returns only on failure. */
+static int pass_through(char **argv)
 {
 	struct pt_error err = PT_ERROR_INIT;
-	struct pt_serve_opts opts = { 0 };
-	const char *t = getenv("PROTUNE_SERVE_TIMEOUT_MS");
+	struct pt_strbuf prog = PT_STRBUF_INIT;
 
-	opts.name = "protune-cc";
-	opts.log = stderr;
+	if (pt_path_find_program(argv[0], getenv("PATH"), "/proc/self/exe",
+				 &prog, &err)) {
+		fprintf(stderr, NAME ": %s\n", err.msg);
+		return 127;
+	}
+	execv(prog.buf, argv);
+	fprintf(stderr, NAME ": cannot run %s: %s\n", prog.buf,
+		strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
+
+/* Count a pass-through in the stats (best effort, quietly). */
+static void count_pass(const struct pt_config *cfg, const char *reason)
+{
+	struct pt_lookup lk;
+	char counter[64];
+
+	if (cfg->mode == PT_MODE_READONLY)
+		return;
+	pt_lookup_init(&lk);
+	lk.cfg = cfg;
+	pt_drv_open_cache(cfg, 0, NAME, NULL, &lk.cache);
+	snprintf(counter, sizeof(counter), "pass.%s", reason);
+	pt_lookup_count(&lk, counter, NULL, -1);
+	pt_cache_close(lk.cache);
+}
+
+/* The generator watchdog: every target may tune for the whole budget, and
+ * measuring may overrun it by a candidate; ten minutes on top for the
+ * generator's own work. */
+static int watchdog_s(const struct pt_config *cfg, const char *target)
+{
+	int ntargets = 1;
+	double s;
+
+	for (; target && *target; target++)
+		ntargets += *target == ',';
+	s = ntargets * cfg->budget_s * 2 + 600;
+	return s > 1e6 ? 1000000 : (int)ceil(s);
+}
+
+static FILE *open_log(const struct pt_config *cfg)
+{
+	FILE *f;
+
+	if (!cfg->log_file)
+		return NULL;
+	if (!(f = fopen(cfg->log_file, "a")))
+		fprintf(stderr, NAME ": warning: cannot open the log %s: %s\n",
+			cfg->log_file, strerror(errno));
+	return f;
+}
+
+/* Run the generator with the plugin and serve it. */
+static int run_tuned(const struct pt_config *cfg, struct pt_genargs *ga,
+		     const char *plugin)
+{
+	struct pt_lookup lk;
+	struct pt_serve_opts so;
+	struct pt_measure_opts mo;
+	struct pt_error err = PT_ERROR_INIT, serr = PT_ERROR_INIT;
+	int status = 1, served = 0, ret;
+	size_t i;
+
+	pt_lookup_init(&lk);
+	lk.cfg = cfg;
+	lk.name = NAME;
+	lk.out = stderr;
+	lk.progress = isatty(2);
+	lk.log = open_log(cfg);
+	pt_drv_open_cache(cfg, 0, NAME, stderr, &lk.cache);
+	pt_drv_open_store(cfg, NAME, stderr, &lk.store);
+	pt_drv_measure_opts(cfg, plugin, &mo);
+	lk.mopts = &mo;
+	if (lk.log) {
+		fprintf(lk.log, "--- %s", NAME);
+		for (i = 0; i < ga->argv.nr; i++)
+			fprintf(lk.log, " %s", ga->argv.v[i]);
+		fputc('\n', lk.log);
+	}
+
+	memset(&so, 0, sizeof(so));
+	so.name = NAME;
+	so.log = stderr;
+	so.timeout_ms = -1;  /* the generator's own watchdog bounds it */
+	so.answer = pt_lookup_answer;
+	so.ctx = &lk;
+	ret = pt_drv_run_served(&ga->argv, &so, &status, &served, &serr,
+				&err);
+	if (ret) {
+		fprintf(stderr, NAME ": %s\n", err.msg);
+		status = ret == PT_ENOTFOUND ? 127 : 126;
+	} else if (served) {
+		/* The generator says what the plugin was told; we say
+		 * it too, with our name, for the build log. */
+		if (lk.log)
+			fprintf(lk.log, "serving failed: %s\n", serr.msg);
+		fprintf(stderr, NAME ": %s\n", serr.msg);
+		if (status == 0)
+			status = 1;
+	}
+	pt_cache_close(lk.cache);
+	pt_store_close(lk.store);
+	if (lk.log)
+		fclose(lk.log);
+	pt_lookup_release(&lk);
+	return status;
+}
+
+/* One plugin session on stdin/stdout, with the look-up. */
+static int serve(const struct pt_config *cfg)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_serve_opts so;
+	struct pt_lookup lk;
+	struct pt_measure_opts mo;
+	struct pt_strbuf plugin = PT_STRBUF_INIT;
+	const char *t = getenv("PROTUNE_SERVE_TIMEOUT_MS");
+	int ret = 0;
+
+	memset(&so, 0, sizeof(so));
+	so.name = NAME;
+	so.log = stderr;
 	if (t && *t) {
 		char *end;
 		long ms = strtol(t, &end, 10);
 
 		if (*end || ms <= 0 || ms > 24L * 3600 * 1000) {
 			fprintf(stderr,
-				"protune-cc: PROTUNE_SERVE_TIMEOUT_MS='%s' is not a positive number of milliseconds\n",
+				NAME ": PROTUNE_SERVE_TIMEOUT_MS='%s' is not a positive number of milliseconds\n",
 				t);
 			return 2;
 		}
-		opts.timeout_ms = (int)ms;
+		so.timeout_ms = (int)ms;
 	}
 	/* A plugin that dies must give us EPIPE, not kill us silently. */
 	signal(SIGPIPE, SIG_IGN);
-	if (pt_serve(0, 1, &opts, &err)) {
-		fprintf(stderr, "protune-cc: %s\n", err.msg);
-		return 1;
+	pt_lookup_init(&lk);
+	lk.cfg = cfg;
+	lk.name = NAME;
+	lk.out = stderr;
+	lk.progress = 0;  /* stderr is the generator's */
+	if (cfg->mode != PT_MODE_OFF) {
+		lk.log = open_log(cfg);
+		pt_drv_open_cache(cfg, 0, NAME, stderr, &lk.cache);
+		pt_drv_open_store(cfg, NAME, stderr, &lk.store);
+		if (!pt_drv_plugin_path(&plugin, NULL)) {
+			pt_drv_measure_opts(cfg, plugin.buf, &mo);
+			lk.mopts = &mo;
+		}
+		so.answer = pt_lookup_answer;
+		so.ctx = &lk;
 	}
-	return 0;
+	if (pt_serve(0, 1, &so, &err)) {
+		fprintf(stderr, NAME ": %s\n", err.msg);
+		ret = 1;
+	}
+	pt_cache_close(lk.cache);
+	pt_store_close(lk.store);
+	if (lk.log)
+		fclose(lk.log);
+	pt_lookup_release(&lk);
+	pt_strbuf_release(&plugin);
+	return ret;
 }
 
 int main(int argc, char **argv)
 {
+	struct pt_config cfg;
+	struct pt_genargs ga = PT_GENARGS_INIT;
+	struct pt_strbuf plugin = PT_STRBUF_INIT;
 	struct pt_error err = PT_ERROR_INIT;
-	struct pt_strbuf prog = PT_STRBUF_INIT;
+	struct pt_strvec rest = PT_STRVEC_INIT;
+	int first, ret;
 
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "--help") == 0) {
+	if (!strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--serve") == 0) {
-		if (argc > 2) {
-			usage(stderr);
-			return 2;
-		}
-		return serve();
-	}
-	if (strcmp(argv[1], "--version") == 0) {
+	if (!strcmp(argv[1], "--version")) {
 		printf("protune-cc %s\n", PT_VERSION);
 		return 0;
 	}
-	if (pt_path_find_program(argv[1], getenv("PATH"), "/proc/self/exe",
-				 &prog, &err)) {
-		fprintf(stderr, "protune-cc: %s\n", err.msg);
-		return 127;
+	/* Settings before the program: --SETTING=VALUE (the program's own
+	 * arguments are never looked at). */
+	for (first = 1; first < argc && !strncmp(argv[first], "--", 2) &&
+	     strcmp(argv[first], "--serve"); first++)
+		if (!strcmp(argv[first], "--")) {
+			break;
+		}
+	memset(&cfg, 0, sizeof(cfg));
+	if ((ret = pt_drv_config(&cfg, first - 1, argv + 1, 0, &rest, NAME)))
+		return ret;
+	if (rest.nr) {
+		fprintf(stderr, NAME ": unknown option '%s' (settings are --NAME=VALUE)\n",
+			rest.v[0]);
+		return 2;
 	}
-	execv(prog.buf, argv + 1);
-	fprintf(stderr, "protune-cc: cannot run %s: %s\n", prog.buf,
-		strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	if (first < argc && !strcmp(argv[first], "--"))
+		first++;
+	if (first < argc && !strcmp(argv[first], "--serve")) {
+		if (first + 1 < argc) {
+			usage(stderr);
+			return 2;
+		}
+		ret = serve(&cfg);
+		pt_config_release(&cfg);
+		return ret;
+	}
+	if (first >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (cfg.mode == PT_MODE_OFF)
+		return pass_through(argv + first);
+
+	if (pt_drv_plugin_path(&plugin, &err)) {
+		fprintf(stderr, NAME ": %s\n", err.msg);
+		return 1;
+	}
+	ret = pt_genargs_parse(argc - first, argv + first, plugin.buf,
+			       watchdog_s(&cfg, NULL), &ga, &err);
+	if (!ret && ga.pass == PT_PASS_NONE && ga.target &&
+	    strchr(ga.target, ',')) {
+		/* The watchdog grows with the number of targets. */
+		int t = watchdog_s(&cfg, ga.target);
+
+		pt_genargs_release(&ga);
+		ga = (struct pt_genargs)PT_GENARGS_INIT;
+		ret = pt_genargs_parse(argc - first, argv + first, plugin.buf,
+				       t, &ga, &err);
+	}
+	if (ret || ga.pass != PT_PASS_NONE) {
+		count_pass(&cfg, ret ? "bad-arguments" :
+			   pt_genargs_pass_name(ga.pass));
+		pt_genargs_release(&ga);
+		pt_strbuf_release(&plugin);
+		return pass_through(argv + first);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	ret = run_tuned(&cfg, &ga, plugin.buf);
+	pt_genargs_release(&ga);
+	pt_strbuf_release(&plugin);
+	pt_config_release(&cfg);
+	return ret;
 }

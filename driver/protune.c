@@ -19,6 +19,8 @@
 #include "protune/pt_sched.h"
 #include "protune/pt_spawn.h"
 #include "protune/pt_strbuf.h"
+#include "pt_cmd_cache.h"
+#include "pt_drv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +76,21 @@ static void usage(FILE *f)
 	      "                      compile the schedule with the model's\n"
 	      "                      generator and time it with RunGen; prints\n"
 	      "                      \"median_ms min_ms max_ms runs compile_ms\"\n"
+	      "\n"
+	      "Cache and store (each also takes --SETTING=VALUE options):\n"
+	      "  config              the settings and where each comes from\n"
+	      "  stats | zero-stats  the cache's counters and sizes\n"
+	      "  ls [GENERATOR|KEY]  the cached schedules\n"
+	      "  show KEY [--cpp|--text]\n"
+	      "                      a schedule, and as Halide C++\n"
+	      "  explain GENERATOR [ARGS...]\n"
+	      "                      the key of a generator run, and why it misses\n"
+	      "  export DIR | import DIR\n"
+	      "                      copy the cache to or from files\n"
+	      "  commit [-m MSG]     commit the store's new schedules with git\n"
+	      "  gc [--size=BYTES] [--unused-days=N]\n"
+	      "                      evict least recently used entries\n"
+	      "  clear [--force]     empty the cache (--force: remove its files)\n"
 	      "\n"
 	      "A FILE of '-' is standard input. See protune(1).\n", f);
 }
@@ -327,31 +344,16 @@ static int cache_dir(const struct args *a, struct pt_strbuf *out)
 	return ret ? fail("out of memory") : 0;
 }
 
-/* $PROTUNE_PLUGIN, else ../lib/libprotune_halide.so next to this binary. */
+/* --plugin, else $PROTUNE_PLUGIN, else ../lib/libprotune_halide.so next to
+ * this binary. */
 static int plugin_path(const struct args *a, struct pt_strbuf *out)
 {
-	char exe[PATH_MAX];
-	const char *v;
-	char *slash;
-	ssize_t n;
+	struct pt_error err = PT_ERROR_INIT;
 
 	if (a->plugin)
 		return pt_strbuf_addstr(out, a->plugin) ? fail("out of memory") : 0;
-	if ((v = getenv("PROTUNE_PLUGIN")) && *v)
-		return pt_strbuf_addstr(out, v) ? fail("out of memory") : 0;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return fail("cannot find libprotune_halide.so: /proc/self/exe is unreadable (%s); set PROTUNE_PLUGIN",
-			    strerror(errno));
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = '\0';
-	if (pt_strbuf_addf(out, "%s/../lib/libprotune_halide.so", exe))
-		return fail("out of memory");
-	if (access(out->buf, R_OK))
-		return fail("cannot find libprotune_halide.so (not in %s/../lib); set PROTUNE_PLUGIN",
-			    exe);
+	if (pt_drv_plugin_path(out, &err))
+		return fail("%s", err.msg);
 	return 0;
 }
 
@@ -369,7 +371,7 @@ static int cmd_measure(const struct args *a)
 	ret = load_pair(a, &m, &s, &text, !a->no_check);
 	if (!ret)
 		ret = cache_dir(a, &cache) || plugin_path(a, &plugin);
-	if (!ret && pt_strbuf_addf(&lock, "%s/bench.lock", cache.buf))
+	if (!ret && pt_strbuf_addstr(&lock, PT_DRV_BENCH_LOCK))
 		ret = fail("out of memory");
 	if (ret)
 		goto out;
@@ -562,6 +564,8 @@ int main(int argc, char **argv)
 		printf("protune %s\n", PT_VERSION);
 		return 0;
 	}
+	if ((ret = pt_cmd_cache_main(argc - 1, argv + 1)) != -1)
+		return ret;
 	for (c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			break;

@@ -173,8 +173,20 @@ static int session(struct pt_serve *s, struct pt_error *err)
 	char *refused = NULL;
 	int attempt = 0, ret;
 
-	if ((ret = recv_msg(s, &msg, "'hello'", err)))
+	if (s->o->until_closed) {
+		struct pt_error e0 = PT_ERROR_INIT;
+
+		ret = pt_proto_recv(&s->p, &msg, &e0);
+		if (ret == PT_EIO &&
+		    !strcmp(e0.msg, "the peer closed the channel"))
+			return 1;
+		if (ret)
+			return pt_error_set(err, ret,
+					    "waiting for 'hello' from the plugin: %s",
+					    e0.msg);
+	} else if ((ret = recv_msg(s, &msg, "'hello'", err))) {
 		return ret;
+	}
 	if (strcmp(msg.type, "hello")) {
 		ret = unexpected(&msg, "'hello'", err);
 		goto out;
@@ -256,7 +268,11 @@ int pt_serve(int rfd, int wfd, const struct pt_serve_opts *opts,
 	pt_proto_init(&s.p, rfd, wfd, timeout);
 	s.o = opts;
 	s.last_sent = pt_time_now_ms();
-	ret = session(&s, err);
+	do {
+		ret = session(&s, err);
+	} while (!ret && opts->until_closed);
+	if (ret == 1)
+		ret = 0;
 	pt_proto_release(&s.p);
 	return ret;
 }

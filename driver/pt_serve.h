@@ -14,6 +14,9 @@
  * pt_serve_wait() from time to time so that the plugin hears a heartbeat
  * (`wait`) at least every PT_PROTO_HEARTBEAT_MS.
  *
+ * With opts->until_closed, sessions are served one after the other until
+ * the plugin closes the channel between sessions (0), or one fails.
+ *
  * Ownership: the descriptors are borrowed (never closed here); options are
  * borrowed for the call. Refusals and progress are logged to opts->log
  * (when not NULL), each line prefixed with opts->name. Errors: 0 when the
@@ -55,6 +58,10 @@ struct pt_serve_opts {
 				    * < 0: wait for ever */
 	pt_serve_answer_fn *answer;/* NULL: pt_serve_answer_baseline */
 	void *ctx;                 /* passed to answer */
+	int until_closed;          /* serve sessions one after the other until
+				    * the plugin closes the channel where a
+				    * `hello` could come (a multi-target
+				    * generator run has one per target) */
 };
 
 int pt_serve(int rfd, int wfd, const struct pt_serve_opts *opts,

@@ -22,16 +22,20 @@ EX_CXXFLAGS := -std=c++17 -O1 -Wall -Wextra -isystem $(HALIDE_INCDIR)
 RUNGEN_CXXFLAGS := -std=c++17 -O2 -isystem $(HALIDE_INCDIR) \
 	-DHALIDE_NO_PNG -DHALIDE_NO_JPEG
 
-EX_ARGS_reference := schedule=reference
-EX_ARGS_manual := schedule=manual
+# protune-cc tunes every generator run unless it asks for auto_schedule=false
+# or for another autoscheduler.
+EX_ARGS_reference := schedule=reference auto_schedule=false
+EX_ARGS_manual := schedule=manual auto_schedule=false
 EX_ARGS_adams2019 := auto_schedule=true machine_params=$(EX_MACHINE_PARAMS) \
 	-p $(HALIDE_PLUGINDIR)/libautoschedule_adams2019.so -s Adams2019
 EX_ARGS_mullapudi2016 := auto_schedule=true machine_params=$(EX_MACHINE_PARAMS) \
 	-p $(HALIDE_PLUGINDIR)/libautoschedule_mullapudi2016.so -s Mullapudi2016
-# protune: the ProTune plugin, which asks a `protune-cc --serve` it starts
-# for the schedule (the server's baseline until the tuner lands).
-EX_ARGS_protune := auto_schedule=true machine_params=$(EX_MACHINE_PARAMS) \
-	-p $(B)lib/libprotune_halide.so -s ProTune
+# protune: protune-cc adds the ProTune plugin and serves it from a cache in
+# the build tree (the git store is off: the build must not write into the
+# source tree). EX_PROTUNE_ENV may add settings (PROTUNE_BUDGET=...).
+EX_ARGS_protune := machine_params=$(EX_MACHINE_PARAMS)
+EX_ENV_protune = PROTUNE_CACHE_DIR=$(CURDIR)/$(EX)cache PROTUNE_STORE_DIR=off \
+	PROTUNE_PLUGIN=$(CURDIR)/$(B)lib/libprotune_halide.so $(EX_PROTUNE_ENV)
 EX_DEPS_protune := $(B)lib/libprotune_halide.so $(B)bin/protune-cc
 EX_EMIT_protune := static_library,h,registration,schedule
 EX_EMIT_reference := static_library,h,registration
@@ -70,7 +74,8 @@ $(EX)$(2)/$(1)/$(3)/$(1).a: $(EX)bin/$(1).generator $(EX_DEPS_$(3)) | \
 	$$(call say,GEN,$(2)/$(1)/$(3))
 	@mkdir -p $$(@D)
 	$$(Q)t0=$$$$(date +%s%N); \
-	$(B)bin/protune-cc $(EX)bin/$(1).generator -g $(1) -o $$(@D) \
+	env $(EX_ENV_$(3)) $(B)bin/protune-cc $(EX)bin/$(1).generator \
+		-g $(1) -o $$(@D) \
 		-e $(EX_EMIT_$(3)) -n $(1) target=$$(EX_TARGET) size=$(2) \
 		$(EX_ARGS_$(3)) >$$(@D)/gen.log 2>&1 || \
 		{ cat $$(@D)/gen.log >&2; rm -f $$@; exit 1; }; \

@@ -12,6 +12,7 @@
  *   samples  measured schedules for training a cost model
  *   stats    counters by name
  *   leases   key -> who is tuning it (pid, host, start)
+ *   lru      used_at + key -> nothing (the eviction order)
  *
  * Every function that writes does so in one LMDB transaction: a crash at
  * any moment (kill -9 included) leaves the old state or the new one, never
@@ -22,18 +23,23 @@
  *
  * Concurrency: any number of processes and build trees may share one
  * cache directory on a local filesystem. A struct pt_cache is used by one
- * thread at a time.
+ * thread at a time. A process opens a given directory once at a time (an
+ * LMDB rule: a second environment on the same files in one process breaks
+ * its locks), and a child does not use a struct pt_cache its parent opened
+ * before fork().
  *
  * Ownership: a struct pt_cache_entry (and pt_cache_sample) owns its strings
  * after a get (release with pt_cache_entry_release); entries passed to put
- * are borrowed. Callbacks get borrowed data valid during the call only.
+ * are borrowed. Callbacks get borrowed data valid during the call only,
+ * and must not call pt_cache functions on the same cache.
  *
  * Errors: 0 or a negative PT_E* with err filled; PT_ENOTFOUND for a
  * missing key; PT_EFORMAT for a cache of another format version (the
  * message names the directory and says to run `protune clear`) or a
  * corrupt record or environment; PT_EIO for the filesystem (unreadable,
- * read-only); PT_EBUSY from pt_cache_lease_take. The caller decides what a
- * failure means (protune-cc warns once and goes on without the cache).
+ * read-only); PT_EBUSY from pt_cache_lease_take; PT_EINVAL for a write to
+ * a cache opened readonly. The caller decides what a failure means
+ * (protune-cc warns once and goes on without the cache).
  */
 #ifndef PROTUNE_PT_CACHE_H
 #define PROTUNE_PT_CACHE_H
@@ -59,6 +65,10 @@ struct pt_cache_opts {
 			      * readonly */
 	uint64_t max_bytes;  /* size limit of the entries' records; 0: none */
 	int readonly;        /* never write (MDB_RDONLY); gets do not touch */
+	int nosync;          /* for benchmarks and tests: MDB_NOSYNC (a
+			      * commit does not wait for the disk; a kill -9
+			      * still loses nothing, a power cut may lose the
+			      * last commits); pt_cache_close syncs */
 };
 
 /* One tuned schedule. */
@@ -106,13 +116,16 @@ void pt_cache_entry_release(struct pt_cache_entry *e);
 void pt_cache_sample_release(struct pt_cache_sample *s);
 
 /* Look up a key. Fills *out (owned by the caller) or returns PT_ENOTFOUND.
- * Updates used_at when it is older than PT_CACHE_TOUCH_S (not readonly). */
+ * Updates used_at when it is older than PT_CACHE_TOUCH_S (not readonly;
+ * out->used_at is the value read; a failed update does not fail the get). */
 int pt_cache_get(struct pt_cache *c, const uint8_t key[16],
 		 struct pt_cache_entry *out, struct pt_error *err);
 
 /* Insert or replace the entry for e->key, with its names and stages index
  * records (the stage hashes are computed from e->model; a model that does
- * not parse is PT_EFORMAT), then evict past max_bytes. */
+ * not parse is PT_EFORMAT; an empty model indexes no stages), then evict
+ * past max_bytes (never the entry just put). tuned_at <= 0 is stored as
+ * now and used_at <= 0 as tuned_at. */
 int pt_cache_put(struct pt_cache *c, const struct pt_cache_entry *e,
 		 struct pt_error *err);
 
@@ -161,7 +174,8 @@ int pt_cache_stats_zero(struct pt_cache *c, struct pt_error *err);
  * whose holder is dead is broken and taken: on this host, the pid no
  * longer runs (or is another process: the lease also records the holder's
  * start time from /proc); on another host, it is older than
- * `stale_after_s`. release removes the lease if this process holds it. */
+ * `stale_after_s` (<= 0: never). release removes the lease if this process
+ * holds it, and is 0 otherwise. */
 int pt_cache_lease_take(struct pt_cache *c, const uint8_t key[16],
 			int64_t stale_after_s, struct pt_cache_lease *holder,
 			struct pt_error *err);

@@ -10,13 +10,21 @@
  *      directory that holds a .git entry
  *   4. the file named by $PROTUNE_CONFIG (instead of 2 and 3 when set; an
  *      unreadable one is an error)
- *   5. environment variables PROTUNE_<NAME> (NAME the setting in capitals)
+ *   5. environment variables PROTUNE_<NAME> (NAME the setting in capitals,
+ *      except log_file: PROTUNE_LOG); an empty variable counts as unset,
+ *      other PROTUNE_* variables are ignored
  *   6. command-line options --NAME=VALUE (pt_config_set with
  *      PT_CONF_CMDLINE)
  *
  * A file has lines `name = value`; blank lines and lines starting with '#'
- * are ignored; names are the settings below. Errors name the file and line
- * (or the variable or option): an unknown name, a bad value.
+ * are ignored; names are the settings below. The value is the rest of the
+ * line with surrounding blanks trimmed (no quoting, no trailing comments).
+ * A path value starting with "~/" has it replaced by $HOME/. A relative
+ * cache_dir or log_file is taken relative to the file's directory (in a
+ * file) or to the start directory (environment, command line); store_dir
+ * is kept as given (pt_store resolves it against the repository root).
+ * Errors name the file and line (or the variable or option): an unknown
+ * name, a bad value.
  *
  * Settings:
  *   cache_dir      path  ($XDG_CACHE_HOME or $HOME/.cache)/protune
@@ -91,41 +99,62 @@ struct pt_config {
 	 * line ("FILE:LINE"), for PT_CONF_ENV the variable's name. */
 	enum pt_conf_origin origin[PT_CONF_NKEYS];
 	char *where[PT_CONF_NKEYS];
+	/* Private to pt_config.c (owned strings, may be NULL): $HOME from the
+	 * environment, for "~/", and the absolute start directory of
+	 * pt_config_load, against which pt_config_set makes relative paths
+	 * absolute (NULL: the working directory at the time of the call). */
+	char *home;
+	char *base_dir;
 };
 
-/* Defaults for an environment (`envp`, NULL-terminated "NAME=VALUE"; only
- * XDG_CACHE_HOME and HOME are read here). PT_ENOMEM, or PT_EINVAL when
- * neither XDG_CACHE_HOME nor HOME is set to an absolute path. */
+/* Defaults for an environment (`envp`, NULL-terminated "NAME=VALUE", NULL
+ * for an empty one; only XDG_CACHE_HOME and HOME are read here). PT_ENOMEM,
+ * or PT_EINVAL when neither XDG_CACHE_HOME nor HOME is set to an absolute
+ * path. On failure `c` holds nothing (pt_config_release is harmless). */
 int pt_config_init(struct pt_config *c, char *const *envp,
 		   struct pt_error *err);
 void pt_config_release(struct pt_config *c);
 
 /* Apply sources 2 to 5 for a process whose environment is `envp` and
- * working directory `start_dir` (NULL: the cwd). */
+ * working directory `start_dir` (NULL: the cwd; a relative one is taken
+ * from the cwd), and remember start_dir for later pt_config_set calls.
+ * All or nothing: on failure `c` is unchanged. A missing user or
+ * repository file is skipped; a file that exists but cannot be read is
+ * PT_EIO, a missing $PROTUNE_CONFIG file PT_ENOTFOUND; a bad line in a
+ * file PT_EFORMAT ("FILE:LINE: ..."), a bad variable PT_EINVAL
+ * ("PROTUNE_MODE: ..."). */
 int pt_config_load(struct pt_config *c, char *const *envp,
 		   const char *start_dir, struct pt_error *err);
 
-/* Apply a config file's text (`name` is its path for messages, `origin`
- * the source it stands for). The parser pt_config_load uses; fuzzed. */
+/* Apply a config file's text (`name` is its path for messages and for
+ * relative paths, `origin` the source it stands for). The parser
+ * pt_config_load uses; fuzzed. All or nothing: on failure (PT_EFORMAT with
+ * "NAME:LINE: ...", PT_ENOMEM, PT_EIO when the cwd is needed and
+ * unavailable) `c` is unchanged. A NUL byte in the text is an error. */
 int pt_config_parse(struct pt_config *c, const char *text, size_t len,
 		    const char *name, enum pt_conf_origin origin,
 		    struct pt_error *err);
 
 /* Set one setting by name ("budget", also accepted with '-' for '_') from
  * text, recording its origin and `where` (may be NULL). PT_EINVAL with a
- * message naming the setting and the value. */
+ * message naming the setting and the value, `c` unchanged. Messages start
+ * with `where` ("--budget: 'x' is not a number of seconds", so for the
+ * environment and the command line `where` should name the setting), or,
+ * for a file origin or a NULL `where`, also with the setting's name
+ * ("FILE:LINE: budget: ..."). */
 int pt_config_set(struct pt_config *c, const char *name, const char *value,
 		  enum pt_conf_origin origin, const char *where,
 		  struct pt_error *err);
 
 /* Settings by position: the name ("cache_dir") and the value as text. */
-const char *pt_config_key_name(enum pt_conf_key k);
+const char *pt_config_key_name(enum pt_conf_key k); /* NULL if invalid */
 int pt_config_value(const struct pt_config *c, enum pt_conf_key k,
 		    struct pt_strbuf *out);
 const char *pt_config_origin_name(enum pt_conf_origin o); /* "default", ... */
 const char *pt_mode_name(enum pt_mode m);
 
-/* Every setting, one line each: "name = value  # origin [where]". */
+/* Every setting, one line each: "name = value  # origin [where]", names
+ * and values padded to align the columns. */
 int pt_config_print(const struct pt_config *c, struct pt_strbuf *out);
 
 #endif

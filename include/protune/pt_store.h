@@ -7,11 +7,14 @@
  *     STORE/GENERATOR/KEYHEX.schedule
  *
  * GENERATOR is the model's generator name with every byte outside
- * [A-Za-z0-9_.-] replaced by '_' ("_" when empty). The file is a schedule
- * text (doc/schedule-format.md) whose meta entries carry the provenance
- * (pt_store_provenance gives the source commit and dirtiness; the caller
- * adds tuner, budget, seed, times, machine). Outside a git repository the
- * store is off (pt_store_open returns PT_ENOTFOUND).
+ * [A-Za-z0-9_.-], and a leading '.', replaced by '_' ("_" when empty).
+ * Only files named so are the store's: others in the directory (a README,
+ * temporary ".tmp-*" files) are never listed or committed. The file is a
+ * schedule text (doc/schedule-format.md) whose meta entries carry the
+ * provenance (pt_store_provenance gives the source commit and dirtiness;
+ * the caller adds generator, function, target, tuner, budget, seed, times,
+ * machine: doc/store.md). Outside a git repository the store is off
+ * (pt_store_open returns PT_ENOTFOUND).
  *
  * Writes are atomic: a temporary file in the same directory, fsync, rename.
  * `pt_store_commit` commits the store's new, changed and deleted files, and
@@ -31,7 +34,7 @@
  * repository, no such key, nothing to commit), PT_EIO (a file or the
  * repository cannot be read or written; the message names the path),
  * PT_EINVAL (a store directory outside the work tree, a missing git
- * identity), PT_ENOMEM.
+ * identity, a commit during a merge or rebase), PT_ENOMEM.
  */
 #ifndef PROTUNE_PT_STORE_H
 #define PROTUNE_PT_STORE_H
@@ -97,10 +100,12 @@ int pt_store_provenance(struct pt_store *st, struct pt_strbuf *commit,
 			int *dirty, struct pt_error *err);
 
 /* Commit the store's changes (see above). `message` NULL or "": a message
- * generated from the changed files ("protune: tune N schedules" and one
- * line per file: generator, function, target, key prefix, read from the
- * files' meta). On success `summary` (may be NULL) gets the commit id and
- * one line per path committed, each "A PATH", "M PATH" or "D PATH".
+ * generated from the changed files ("protune: N schedule(s) for GEN1,
+ * GEN2", a blank line, and one line per added or modified file: generator,
+ * function, target, 12-digit key prefix, read from the files' meta, "?"
+ * when absent; "D PATH" per deletion). On success `summary` (may be NULL)
+ * gets the commit id and one line per path committed, each "A PATH",
+ * "M PATH" or "D PATH" (relative to the work tree root, sorted).
  * PT_ENOTFOUND when the store has no change. */
 int pt_store_commit(struct pt_store *st, const char *message,
 		    struct pt_strbuf *summary, struct pt_error *err);

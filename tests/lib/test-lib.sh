@@ -29,6 +29,12 @@ mkdir -p "$TRASH_DIRECTORY" || { echo "Bail out! cannot create $TRASH_DIRECTORY"
 cd "$TRASH_DIRECTORY" || exit 1
 HOME=$TRASH_DIRECTORY
 export HOME
+# The cache lives in the trash directory ($HOME/.cache/protune), and git
+# repository discovery (the store) never climbs out of it into the source
+# tree's own repository.
+unset XDG_CACHE_HOME XDG_CONFIG_HOME
+GIT_CEILING_DIRECTORIES=$(dirname "$TRASH_DIRECTORY")
+export GIT_CEILING_DIRECTORIES
 # Tests see only protune's build, never a user's settings.
 for v in $(env | sed -n 's/^\(PROTUNE_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 PATH=$PT_BUILD_DIR/bin:$PT_BUILD_DIR/tests:$PATH
@@ -97,6 +103,19 @@ test_expect_code() {
 }
 
 test_cmp() { diff -u "$1" "$2"; }
+# test_line_count = N FILE (or != N, -lt N, ...)
+test_line_count() {
+	_n=$(wc -l <"$3")
+	test "$_n" "$1" "$2" && return 0
+	echo "test_line_count: $3 has $_n lines, want $1 $2:" >&2
+	cat "$3" >&2
+	return 1
+}
+test_path_is_missing() {
+	test ! -e "$1" && return 0
+	echo "test_path_is_missing: $1 exists" >&2
+	return 1
+}
 
 test_grep() {
 	if ! grep -e "$1" "$2" >/dev/null; then

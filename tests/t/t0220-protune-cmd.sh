@@ -211,23 +211,43 @@ test_expect_success MODEL 'measure: a schedule that does not fit fails with the 
 
 test_expect_success MODEL '--serve answers hello and model with the baseline' '
 	{ hello && frame model blur.model && frame applied && frame bye; } |
-		protune-cc --serve >out 2>err &&
+		PROTUNE_CACHE_DIR=$PWD/serve-cache protune-cc --serve >out 2>err &&
 	head -n 1 out >first &&
 	test_grep "^PT1 schedule [0-9]*$" first &&
 	payload out schedule >served &&
 	test_grep "^meta tuner=baseline$" served &&
 	protune check blur.model served &&
-	test_must_fail test -s err
+	test_grep "^protune-cc: blur .*: miss (new-key), tuned: 1 candidate, key $(head -c 12 key)" err
+'
+
+test_expect_success MODEL '--serve: the second time it is a hit from the cache' '
+	{ hello && frame model blur.model && frame applied && frame bye; } |
+		PROTUNE_CACHE_DIR=$PWD/serve-cache protune-cc --serve >out 2>err &&
+	payload out schedule >served2 &&
+	test_cmp served served2 &&
+	test_grep "^protune-cc: blur .*: hit (cache), key $(head -c 12 key)" err
+'
+
+test_expect_success MODEL '--serve: a refused cached schedule is dropped and tuned anew' '
+	printf "f0 has no dim v9" >reason &&
+	{ hello && frame model blur.model && frame refused reason && sleep 1 &&
+	  frame applied && frame bye; } |
+		protune-cc --serve >out 2>err &&
+	test_grep "hit (cache)" err &&
+	test_grep "^protune-cc: the plugin refused the schedule for $(head -n 1 key): f0 has no dim v9$" err &&
+	test_grep "miss (refused), tuned" err &&
+	test "$(grep -c "^PT1 schedule" out)" = 2
 '
 
 test_expect_success MODEL '--serve: a refusal is logged and answered with an error' '
 	printf "f0 has no dim v9" >reason &&
 	{ hello && frame model blur.model && frame refused reason && frame bye; } |
-		test_expect_code 1 protune-cc --serve >out 2>err &&
+		test_expect_code 1 env PROTUNE_CACHE_DIR=$PWD/fresh \
+		protune-cc --serve >out 2>err &&
 	test_grep "^protune-cc: the plugin refused the schedule for $(head -n 1 key): f0 has no dim v9$" err &&
 	test_grep "^PT1 error [0-9]*$" out &&
 	payload out error >msg &&
-	test_grep "no other schedule to offer" msg
+	test_grep "refused a freshly tuned schedule" msg
 '
 
 test_expect_success MODEL '--serve: garbage after the model fails' '

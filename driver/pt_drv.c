@@ -1,0 +1,212 @@
+/* pt_drv.c: see pt_drv.h. */
+#define _GNU_SOURCE /* pipe2 */
+#include "pt_drv.h"
+
+#include "protune/pt_proto.h"
+#include "protune/pt_spawn.h"
+
+#include <fcntl.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int pt_drv_plugin_path(struct pt_strbuf *out, struct pt_error *err)
+{
+	char exe[PATH_MAX];
+	const char *v = getenv("PROTUNE_PLUGIN");
+	char *slash;
+	ssize_t n;
+
+	if (v && *v)
+		return pt_strbuf_addstr(out, v) ?
+			pt_error_set(err, PT_ENOMEM, "out of memory") : 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return pt_error_set(err, PT_ENOTFOUND,
+				    "cannot find libprotune_halide.so: /proc/self/exe is unreadable (%s); set PROTUNE_PLUGIN",
+				    strerror(errno));
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')))
+		*slash = '\0';
+	if (pt_strbuf_addf(out, "%s/../lib/libprotune_halide.so", exe))
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	if (access(out->buf, R_OK))
+		return pt_error_set(err, PT_ENOTFOUND,
+				    "cannot find libprotune_halide.so (not in %s/../lib); set PROTUNE_PLUGIN",
+				    exe);
+	return 0;
+}
+
+void pt_drv_open_cache(const struct pt_config *cfg, int readonly,
+		       const char *name, FILE *warn, struct pt_cache **cache)
+{
+	struct pt_cache_opts o;
+	struct pt_error e = PT_ERROR_INIT;
+	int ret;
+
+	*cache = NULL;
+	memset(&o, 0, sizeof(o));
+	o.dir = cfg->cache_dir;
+	o.max_bytes = cfg->max_size;
+	o.readonly = readonly || cfg->mode == PT_MODE_READONLY;
+	ret = pt_cache_open(&o, cache, &e);
+	if (ret == PT_ENOTFOUND && o.readonly)
+		return;  /* nothing cached yet */
+	if (ret && warn)
+		fprintf(warn, "%s: warning: going on without the schedule cache: %s\n",
+			name, e.msg);
+}
+
+void pt_drv_open_store(const struct pt_config *cfg, const char *name,
+		       FILE *warn, struct pt_store **store)
+{
+	struct pt_store_opts o;
+	struct pt_error e = PT_ERROR_INIT;
+	int ret;
+
+	*store = NULL;
+	if (!cfg->store_dir)
+		return;
+	memset(&o, 0, sizeof(o));
+	o.dir = cfg->store_dir;
+	ret = pt_store_open(&o, store, &e);
+	if (ret && ret != PT_ENOTFOUND && warn)
+		fprintf(warn, "%s: warning: going on without the schedule store: %s\n",
+			name, e.msg);
+}
+
+void pt_drv_measure_opts(const struct pt_config *cfg, const char *plugin,
+			 struct pt_measure_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->cache_dir = cfg->cache_dir;
+	o->plugin_path = plugin;
+	o->lock_path = PT_DRV_BENCH_LOCK;
+	o->cxx = getenv("PROTUNE_CXX");
+}
+
+extern char **environ;
+
+static int is_setting(const char *name, size_t n)
+{
+	int k;
+
+	for (k = 0; k < PT_CONF_NKEYS; k++) {
+		const char *kn = pt_config_key_name((enum pt_conf_key)k);
+		size_t i;
+
+		if (strlen(kn) != n)
+			continue;
+		for (i = 0; i < n; i++)
+			if (kn[i] != name[i] &&
+			    !(kn[i] == '_' && name[i] == '-'))
+				break;
+		if (i == n)
+			return 1;
+	}
+	return 0;
+}
+
+int pt_drv_config(struct pt_config *cfg, int argc, char **argv,
+		  int stop_at_arg, struct pt_strvec *rest, const char *name)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	int i, only_rest = 0;
+
+	if (pt_config_init(cfg, environ, &err) ||
+	    pt_config_load(cfg, environ, NULL, &err)) {
+		fprintf(stderr, "%s: %s\n", name, err.msg);
+		return 2;
+	}
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *eq = strchr(a, '=');
+		char key[64];
+		size_t n;
+
+		if (!only_rest && !strcmp(a, "--")) {
+			only_rest = 1;
+			continue;
+		}
+		n = eq ? (size_t)(eq - a) - 2 : 0;
+		if (only_rest || strncmp(a, "--", 2) || !eq ||
+		    n >= sizeof(key) || !is_setting(a + 2, n)) {
+			if (stop_at_arg && (only_rest || a[0] != '-'))
+				only_rest = 1;
+			if (rest && pt_strvec_push(rest, a)) {
+				fprintf(stderr, "%s: out of memory\n", name);
+				return 2;
+			}
+			continue;
+		}
+		memcpy(key, a + 2, n);
+		key[n] = 0;
+		if (pt_config_set(cfg, key, eq + 1, PT_CONF_CMDLINE, a,
+				  &err)) {
+			fprintf(stderr, "%s: %s\n", name, err.msg);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* A channel end the generator inherits. */
+static int inheritable(int fd)
+{
+	int fl = fcntl(fd, F_GETFD);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
+}
+
+int pt_drv_run_served(const struct pt_strvec *argv,
+		      const struct pt_serve_opts *so, int *status,
+		      int *served, struct pt_error *serve_err,
+		      struct pt_error *err)
+{
+	struct pt_child c = PT_CHILD_INIT;
+	struct pt_serve_opts o = *so;
+	int to_gen[2] = { -1, -1 }, from_gen[2] = { -1, -1 };
+	int ret = 0;
+	size_t i;
+
+	*status = 1;
+	*served = 0;
+	if (pipe2(to_gen, O_CLOEXEC) || pipe2(from_gen, O_CLOEXEC) ||
+	    inheritable(to_gen[0]) || inheritable(from_gen[1])) {
+		ret = pt_error_set(err, PT_EIO,
+				   "cannot make the plugin's channel: %s",
+				   strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < argv->nr && !ret; i++)
+		ret = pt_strvec_push(&c.args, argv->v[i]);
+	if (ret || pt_strvec_pushf(&c.env, "%s=%d,%d", PT_PROTO_ENV_FDS,
+				   to_gen[0], from_gen[1]) ||
+	    pt_strvec_push(&c.env, "PROTUNE_SCHEDULE_FILE")) {
+		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((ret = pt_child_start(&c, err)))
+		goto out;
+	close(to_gen[0]);
+	close(from_gen[1]);
+	to_gen[0] = from_gen[1] = -1;
+	o.until_closed = 1;
+	*served = pt_serve(from_gen[0], to_gen[1], &o, serve_err);
+	/* Closing our ends unblocks a plugin still waiting for us. */
+	close(from_gen[0]);
+	close(to_gen[1]);
+	from_gen[0] = to_gen[1] = -1;
+	pt_child_wait(&c, status, NULL);
+out:
+	for (i = 0; i < 2; i++) {
+		if (to_gen[i] >= 0)
+			close(to_gen[i]);
+		if (from_gen[i] >= 0)
+			close(from_gen[i]);
+	}
+	pt_child_release(&c);
+	return ret;
+}
