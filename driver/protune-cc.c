@@ -114,6 +114,34 @@ static FILE *open_log(const struct pt_config *cfg)
 	return f;
 }
 
+/* The look-up for one run: settings, cache, store, measuring, log. */
+static void lookup_open(struct pt_lookup *lk, const struct pt_config *cfg,
+			const char *plugin, struct pt_measure_opts *mo,
+			int progress)
+{
+	pt_lookup_init(lk);
+	lk->cfg = cfg;
+	lk->name = NAME;
+	lk->out = stderr;
+	lk->progress = progress;
+	lk->log = open_log(cfg);
+	pt_drv_open_cache(cfg, 0, NAME, stderr, &lk->cache);
+	pt_drv_open_store(cfg, NAME, stderr, &lk->store);
+	if (plugin) {
+		pt_drv_measure_opts(cfg, plugin, mo);
+		lk->mopts = mo;
+	}
+}
+
+static void lookup_close(struct pt_lookup *lk)
+{
+	pt_cache_close(lk->cache);
+	pt_store_close(lk->store);
+	if (lk->log)
+		fclose(lk->log);
+	pt_lookup_release(lk);
+}
+
 /* Run the generator with the plugin and serve it. */
 static int run_tuned(const struct pt_config *cfg, struct pt_genargs *ga,
 		     const char *plugin)
@@ -125,16 +153,7 @@ static int run_tuned(const struct pt_config *cfg, struct pt_genargs *ga,
 	int status = 1, served = 0, ret;
 	size_t i;
 
-	pt_lookup_init(&lk);
-	lk.cfg = cfg;
-	lk.name = NAME;
-	lk.out = stderr;
-	lk.progress = isatty(2);
-	lk.log = open_log(cfg);
-	pt_drv_open_cache(cfg, 0, NAME, stderr, &lk.cache);
-	pt_drv_open_store(cfg, NAME, stderr, &lk.store);
-	pt_drv_measure_opts(cfg, plugin, &mo);
-	lk.mopts = &mo;
+	lookup_open(&lk, cfg, plugin, &mo, isatty(2));
 	if (lk.log) {
 		fprintf(lk.log, "--- %s", NAME);
 		for (i = 0; i < ga->argv.nr; i++)
@@ -162,11 +181,7 @@ static int run_tuned(const struct pt_config *cfg, struct pt_genargs *ga,
 		if (status == 0)
 			status = 1;
 	}
-	pt_cache_close(lk.cache);
-	pt_store_close(lk.store);
-	if (lk.log)
-		fclose(lk.log);
-	pt_lookup_release(&lk);
+	lookup_close(&lk);
 	return status;
 }
 
@@ -198,31 +213,20 @@ static int serve(const struct pt_config *cfg)
 	}
 	/* A plugin that dies must give us EPIPE, not kill us silently. */
 	signal(SIGPIPE, SIG_IGN);
-	pt_lookup_init(&lk);
-	lk.cfg = cfg;
-	lk.name = NAME;
-	lk.out = stderr;
-	lk.progress = 0;  /* stderr is the generator's */
 	if (cfg->mode != PT_MODE_OFF) {
-		lk.log = open_log(cfg);
-		pt_drv_open_cache(cfg, 0, NAME, stderr, &lk.cache);
-		pt_drv_open_store(cfg, NAME, stderr, &lk.store);
-		if (!pt_drv_plugin_path(&plugin, NULL)) {
-			pt_drv_measure_opts(cfg, plugin.buf, &mo);
-			lk.mopts = &mo;
-		}
+		/* stderr is the generator's: no live progress there. */
+		lookup_open(&lk, cfg, pt_drv_plugin_path(&plugin, NULL) ? NULL :
+			    plugin.buf, &mo, 0);
 		so.answer = pt_lookup_answer;
 		so.ctx = &lk;
+	} else {
+		pt_lookup_init(&lk);
 	}
 	if (pt_serve(0, 1, &so, &err)) {
 		fprintf(stderr, NAME ": %s\n", err.msg);
 		ret = 1;
 	}
-	pt_cache_close(lk.cache);
-	pt_store_close(lk.store);
-	if (lk.log)
-		fclose(lk.log);
-	pt_lookup_release(&lk);
+	lookup_close(&lk);
 	pt_strbuf_release(&plugin);
 	return ret;
 }

@@ -162,6 +162,14 @@ test_expect_success 'a garbled LMDB data file warns and the build is still corre
 	test_must_fail grep warning log
 '
 
+test_expect_success 'a truncated LMDB data file warns and the build is still correct' '
+	test -s cache3/data.mdb &&
+	truncate -s 5000 cache3/data.mdb &&
+	(cd clone && make -s -f "$MK" EXAMPLES="harris" OUT=out3) 2>log &&
+	grep "warning: going on without the schedule cache" log &&
+	check_outputs clone/out3 harris
+'
+
 # --- kill -9 -----------------------------------------------------------------
 
 PROTUNE_CACHE_DIR=$TRASH_DIRECTORY/cache4
