@@ -36,6 +36,8 @@ struct xloop {
 	uint64_t path;      /* the splits from the original dim: bit k is 1
 			     * when the k-th split took the inner half */
 	int depth;          /* how many splits */
+	int tail;           /* the tail strategy of the split that made the
+			     * loop (enum pt_tail), -1 for an original dim */
 };
 
 /* A stage's loops after its directives, innermost first (the order of
@@ -409,6 +411,7 @@ static int do_split(const struct pt_model *m, const struct pt_sched *s,
 	l[i + 1] = parent;
 	l[i + 1].sname = d->outer;
 	l[i + 1].extent = div_up(parent.extent, d->factor);
+	l[i].tail = l[i + 1].tail = (int)d->tail;
 	if (parent.depth < 64) {
 		l[i].path |= UINT64_C(1) << parent.depth;
 		l[i].depth++;
@@ -593,6 +596,7 @@ static int replay(const struct pt_model *m, const struct pt_sched *s, int f,
 		l->const_extent = dim->is_rvar && rvar_constant(stage,
 								 dim->index);
 		l->kind = PT_LOOP_SERIAL;
+		l->tail = -1;
 	}
 	x->n = stage->ndims;
 
@@ -736,6 +740,9 @@ struct state {
 				   * the non-inlined stages that read it,
 				   * directly or through inlined Funcs */
 	int words;                /* uint64_t per bitset */
+	unsigned char *pdone;     /* per Func: pmask computed (rule 6) */
+	uint64_t *pmask;          /* per Func: its pure dims whose region in
+				   * one instance may be a single point */
 };
 
 /* Does the coordinate depend on the consumer's region, i.e. can computing
@@ -1358,6 +1365,438 @@ static int check_sliding(struct state *S, int f, struct pt_error *err)
 	return 0;
 }
 
+/* --- rule 6: one-element buffers ------------------------------------------ */
+
+/* A loop that comes from the inner half of a split (never split again). */
+static int is_inner(const struct xloop *l)
+{
+	return l->depth > 0 && l->depth <= 64 &&
+		((l->path >> (l->depth - 1)) & 1);
+}
+
+/* A coordinate of a Func within one instance of it: a point, c0 plus
+ * coef[b] times dim b of the site Func's last stage for the dims b that
+ * stay fixed in the instance, or a range (two or more values, or a size
+ * Halide cannot know at compile time). */
+struct pform {
+	int range;
+	int opaque;    /* a point that is not affine in the fixed dims (a
+			* clamp of one, a fraction of one): counted equal to
+			* every other point, so that the analysis errs on the
+			* side of a single element */
+	double c0;
+	double *coef;  /* nb entries */
+};
+
+/* The coordinates of Funcs within one instance of the Func the context is
+ * for: relative to the loops of its site Func j's last stage that stay
+ * fixed in that instance (j is -1 at root, where nothing stays fixed). */
+struct octx {
+	struct state *S;
+	int j, nb;
+	struct pform *jdims;  /* per dim of j's last stage */
+	struct pform **memo;  /* per Func: its coordinates, once known */
+};
+
+/* n forms of nb coefficients each, in one block, all points at 0. */
+static struct pform *forms_new(int n, int nb)
+{
+	size_t one = sizeof(struct pform) + (size_t)nb * sizeof(double);
+	struct pform *p;
+	double *c;
+	int i;
+
+	if (n < 1)
+		n = 1;
+	p = calloc((size_t)n, one);
+	if (!p)
+		return NULL;
+	c = (double *)(void *)(p + n);
+	for (i = 0; i < n; i++)
+		p[i].coef = c + (size_t)i * (size_t)nb;
+	return p;
+}
+
+static void form_copy(struct pform *to, const struct pform *from, int nb)
+{
+	to->range = from->range;
+	to->opaque = from->opaque;
+	to->c0 = from->c0;
+	memcpy(to->coef, from->coef, (size_t)nb * sizeof(double));
+}
+
+static int is_whole(double v)
+{
+	return v > -1e15 && v < 1e15 && (double)(long long)v == v;
+}
+
+static double rat_value(struct pt_rat r)
+{
+	return (double)r.num / (double)(r.den ? r.den : 1);
+}
+
+/* Coordinate c of an access from stage `st`, whose dims are dims[]. */
+static void coord_form(const struct pt_stage *st, const struct pt_coord *c,
+		       const struct pform *dims, int nb, struct pform *out)
+{
+	int d, b, constant = 1;
+
+	out->range = out->opaque = 0;
+	out->c0 = 0;
+	memset(out->coef, 0, (size_t)nb * sizeof(double));
+	if (c->has_clamp_min && c->has_clamp_max &&
+	    c->clamp_min == c->clamp_max) {
+		out->c0 = (double)c->clamp_min;
+		return;
+	}
+	if (!c->affine || !c->coef || c->off_min.num != c->off_max.num ||
+	    c->off_min.den != c->off_max.den) {
+		out->range = 1;
+		return;
+	}
+	out->c0 = rat_value(c->off_min);
+	for (d = 0; d < st->ndims; d++) {
+		double k;
+
+		if (!c->coef[d].num)
+			continue;
+		if (dims[d].range) {
+			out->range = 1;
+			return;
+		}
+		k = rat_value(c->coef[d]);
+		out->opaque |= dims[d].opaque;
+		out->c0 += k * dims[d].c0;
+		for (b = 0; b < nb; b++)
+			out->coef[b] += k * dims[d].coef[b];
+	}
+	for (b = 0; b < nb; b++) {
+		if (out->coef[b] != 0)
+			constant = 0;
+		if (!is_whole(out->coef[b]))
+			out->opaque = 1;
+	}
+	if (!is_whole(out->c0))
+		out->opaque = 1;
+	if (!c->has_clamp_min && !c->has_clamp_max)
+		return;
+	if (!constant || out->opaque) {
+		out->opaque = 1;
+		return;
+	}
+	if (c->has_clamp_min && out->c0 < (double)c->clamp_min)
+		out->c0 = (double)c->clamp_min;
+	if (c->has_clamp_max && out->c0 > (double)c->clamp_max)
+		out->c0 = (double)c->clamp_max;
+}
+
+static int form_same(const struct pform *a, const struct pform *b, int nb)
+{
+	int i;
+
+	if (a->range || b->range)
+		return 0;
+	if (a->opaque || b->opaque)
+		return 1;
+	if (a->c0 != b->c0)
+		return 0;
+	for (i = 0; i < nb; i++)
+		if (a->coef[i] != b->coef[i])
+			return 0;
+	return 1;
+}
+
+/* Add what stage `st` (dims[]) reads of Func h, directly or through
+ * inlined Funcs, to acc (h's coordinates; *seen once one read is in). */
+static int collect(struct octx *c, const struct pt_stage *st,
+		   const struct pform *dims, int h, struct pform *acc,
+		   int *seen, int depth)
+{
+	const struct pt_model *m = c->S->m;
+	int i, k, d, n = m->funcs[h].nargs, ret = 0;
+
+	for (i = 0; i < st->naccesses && !ret; i++) {
+		const struct pt_access *a = &st->accesses[i];
+		const struct pt_stage *ps;
+		struct pform *cf, *pd;
+		int p = a->producer;
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store || p < h ||
+		    p >= st->func || (p != h && !is_inlined(c->S, p)))
+			continue;
+		if (a->ncoords != m->funcs[p].nargs || depth > 64) {
+			for (k = 0; k < n; k++)
+				acc[k].range = 1;
+			*seen = 1;
+			continue;
+		}
+		cf = forms_new(a->ncoords, c->nb);
+		if (!cf)
+			return PT_ENOMEM;
+		for (k = 0; k < a->ncoords; k++)
+			coord_form(st, &a->coords[k], dims, c->nb, &cf[k]);
+		if (p == h) {
+			for (k = 0; k < n; k++)
+				if (!*seen)
+					form_copy(&acc[k], &cf[k], c->nb);
+				else if (!form_same(&acc[k], &cf[k], c->nb))
+					acc[k].range = 1;
+			*seen = 1;
+			free(cf);
+			continue;
+		}
+		/* Through an inlined Func: its dims are the coordinates. */
+		ps = model_stage(m, p, 0);
+		pd = forms_new(ps->ndims, c->nb);
+		if (!pd) {
+			free(cf);
+			return PT_ENOMEM;
+		}
+		for (d = 0; d < ps->ndims; d++)
+			if (ps->dims[d].is_rvar ||
+			    ps->dims[d].index >= a->ncoords)
+				pd[d].range = 1;
+			else
+				form_copy(&pd[d], &cf[ps->dims[d].index],
+					  c->nb);
+		ret = collect(c, ps, pd, h, acc, seen, depth + 1);
+		free(pd);
+		free(cf);
+	}
+	return ret;
+}
+
+/* Does a split of Func g's pure dim k (its first split, which makes the
+ * loop that holds the dim's last element) round it up or shift it, so that
+ * g computes more than its region along k? */
+static int enlarged(const struct state *S, int g, int k)
+{
+	const struct pt_model *m = S->m;
+	int st, i;
+
+	for (st = 0; st < m->funcs[g].nstages; st++) {
+		const struct pt_stage *stage = model_stage(m, g, st);
+		const struct xnest *x = &S->nests[m->funcs[g].first_stage + st];
+
+		for (i = 0; i < x->n; i++) {
+			const struct xloop *l = &x->l[i];
+
+			if (!stage->dims[l->orig].is_rvar &&
+			    stage->dims[l->orig].index == k &&
+			    l->depth == 1 && l->path == 1 &&
+			    l->tail != PT_TAIL_GUARD)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* h's coordinates in the context's instance (memoized); NULL when out of
+ * memory. */
+static const struct pform *site_region(struct octx *c, int h)
+{
+	struct state *S = c->S;
+	const struct pt_model *m = S->m;
+	int n = m->funcs[h].nargs, sidx, d, seen = 0;
+	struct pform *acc;
+
+	if (c->memo[h])
+		return c->memo[h];
+	acc = forms_new(n, c->nb);
+	if (!acc)
+		return NULL;
+	for (sidx = 0; sidx < m->nstages; sidx++) {
+		const struct pt_stage *st = &m->stages[sidx];
+		const struct pform *gr = NULL;
+		struct pform *dims;
+		int g = st->func, ret;
+
+		if (!has_use(S, h, sidx))
+			continue;
+		if (c->j >= 0 && g != c->j &&
+		    S->s->funcs[g].compute == PT_COMPUTE_AT) {
+			/* Computed within the instance: the region of it the
+			 * instance needs. */
+			gr = site_region(c, g);
+			if (!gr) {
+				free(acc);
+				return NULL;
+			}
+		}
+		dims = forms_new(st->ndims, c->nb);
+		if (!dims) {
+			free(acc);
+			return NULL;
+		}
+		for (d = 0; d < st->ndims; d++) {
+			const struct pt_dim *dim = &st->dims[d];
+
+			if (g == c->j && st->index == last_stage(m, g))
+				form_copy(&dims[d], &c->jdims[d], c->nb);
+			else if (gr && !dim->is_rvar &&
+				 dim->index < m->funcs[g].nargs &&
+				 !enlarged(S, g, dim->index))
+				form_copy(&dims[d], &gr[dim->index], c->nb);
+			else
+				dims[d].range = 1;
+		}
+		ret = collect(c, st, dims, h, acc, &seen, 0);
+		free(dims);
+		if (ret) {
+			free(acc);
+			return NULL;
+		}
+	}
+	if (!seen)
+		for (d = 0; d < n; d++)
+			acc[d].range = 1;
+	c->memo[h] = acc;
+	return acc;
+}
+
+static int point_dims(struct state *S, int h, uint64_t *mask);
+
+/* May loop l of Func j's last stage (stage dims jst) run a single
+ * iteration that Halide knows at compile time? jmask: j's pure dims whose
+ * region may be a single point. */
+static int loop_may_be_one(const struct state *S, int j,
+			   const struct pt_stage *jst, const struct xloop *l,
+			   uint64_t jmask)
+{
+	const struct pt_dim *dim = &jst->dims[l->orig];
+
+	if (!dim->is_rvar && dim->index < 64 && ((jmask >> dim->index) & 1))
+		return 1;
+	if (l->const_extent && l->extent <= 1)
+		return 1;
+	if (is_inner(l))  /* a guard tail of 2 leaves one iteration */
+		return l->tail == PT_TAIL_GUARD && l->extent == 2;
+	if (l->depth == 0 || l->const_extent)
+		return 0;
+	/* An outer loop: one iteration when j's region is a small constant,
+	 * which only a Func computed at a loop can have. */
+	return S->s->funcs[j].compute == PT_COMPUTE_AT;
+}
+
+static void octx_release(struct octx *c)
+{
+	int i;
+
+	if (c->memo)
+		for (i = 0; i < c->S->m->nfuncs; i++)
+			free(c->memo[i]);
+	free(c->memo);
+	free(c->jdims);
+}
+
+/* The pure dims of Func h whose region in one instance may be a single
+ * point, and that h does not enlarge (memoized in S). */
+static int point_dims(struct state *S, int h, uint64_t *mask)
+{
+	const struct pt_model *m = S->m;
+	const struct pt_sched_func *sf = &S->s->funcs[h];
+	const struct pform *r;
+	struct octx c;
+	const struct xnest *x;
+	unsigned char fixed[64];
+	uint64_t jmask = 0;
+	int k, p, ret = 0;
+
+	*mask = S->pmask[h];
+	if (S->pdone[h])
+		return 0;  /* known, or (impossible) being computed: none */
+	S->pdone[h] = 1;
+	if (m->funcs[h].is_output || m->funcs[h].nargs > 64)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.S = S;
+	c.j = -1;
+	c.memo = calloc((size_t)m->nfuncs + 1, sizeof(*c.memo));
+	if (!c.memo)
+		return PT_ENOMEM;
+	if (sf->compute == PT_COMPUTE_AT) {
+		const struct pt_stage *jst;
+		int j = sf->compute_at.func;
+
+		if ((ret = point_dims(S, j, &jmask)))
+			goto out;
+		jst = model_stage(m, j, last_stage(m, j));
+		c.j = j;
+		c.nb = jst->ndims;
+		c.jdims = forms_new(jst->ndims, c.nb);
+		if (!c.jdims || jst->ndims > 64) {
+			ret = c.jdims ? 0 : PT_ENOMEM;
+			goto out;
+		}
+		memset(fixed, 1, sizeof(fixed));
+		/* The loops inside the compute loop run within one instance. */
+		x = &S->nests[m->funcs[j].first_stage + last_stage(m, j)];
+		for (p = S->site_pos[h] + 1; p < x->n; p++) {
+			const struct xloop *l = site_xloop(S, j, p);
+
+			if (!loop_may_be_one(S, j, jst, l, jmask))
+				fixed[l->orig] = 0;
+		}
+		for (k = 0; k < jst->ndims; k++) {
+			c.jdims[k].range = !fixed[k];
+			c.jdims[k].coef[k] = 1;
+		}
+	}
+	r = site_region(&c, h);
+	if (!r) {
+		ret = PT_ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < m->funcs[h].nargs; k++)
+		if (!r[k].range && !enlarged(S, h, k))
+			*mask |= UINT64_C(1) << k;
+	S->pmask[h] = *mask;
+out:
+	octx_release(&c);
+	return ret;
+}
+
+/* Rule 6, one-element buffers: no vector loop with a guard tail in a
+ * stage that also rounds up an outer loop of the same dim, when the
+ * Func's buffer may hold a single element. Halide 14 allocates such a
+ * buffer on the stack with the element's alignment, and then stores
+ * masked whole vectors into it with the alignment the index suggests. */
+static int check_one_element(struct state *S, int f, struct pt_error *err)
+{
+	const struct pt_model *m = S->m;
+	int st, i, n = m->funcs[f].nargs, ret;
+	uint64_t mask;
+
+	for (st = 0; st < m->funcs[f].nstages; st++) {
+		const struct xnest *x = &S->nests[m->funcs[f].first_stage + st];
+		const struct xloop *v, *rnd = NULL;
+
+		if (!x->n || x->l[0].kind != PT_LOOP_VECTOR)
+			continue;
+		v = &x->l[0];
+		if (v->tail != PT_TAIL_GUARD)
+			continue;
+		for (i = 1; i < x->n; i++)
+			if (x->l[i].orig == v->orig && is_inner(&x->l[i]) &&
+			    x->l[i].tail == PT_TAIL_ROUND)
+				rnd = &x->l[i];
+		if (!rnd || n < 1 || n > 64)
+			continue;
+		if ((ret = point_dims(S, f, &mask)))
+			return oom(err);
+		if (mask != (n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1))
+			continue;
+		return fail(err, m, f, st,
+			    "vectorized '%s' has a guard tail and '%s' of the "
+			    "same dim a round one, in a Func whose buffer may "
+			    "be a single element (Halide 14 then stores "
+			    "aligned vectors into a one-element stack buffer "
+			    "and crashes); give the split that made '%s' a "
+			    "guard tail", xname(v), xname(rnd), xname(rnd));
+	}
+	return 0;
+}
+
 /* Rules 3, 4 and 5: compute and store decisions. */
 static int check_compute(struct state *S, struct pt_error *err)
 {
@@ -1457,6 +1896,9 @@ static int check_compute(struct state *S, struct pt_error *err)
 		    (ret = check_sliding(S, f, err)))
 			return ret;
 	}
+	for (f = 0; f < m->nfuncs; f++)
+		if (!is_inlined(S, f) && (ret = check_one_element(S, f, err)))
+			return ret;
 	return 0;
 }
 
@@ -1494,7 +1936,10 @@ int pt_sched_check(const struct pt_model *m, const struct pt_sched *s,
 	S.site_pos = calloc((size_t)m->nfuncs + 1, sizeof(*S.site_pos));
 	S.uses = calloc((size_t)m->nfuncs * (size_t)S.words + 1,
 			sizeof(*S.uses));
-	if (!S.exact || !S.nests || !S.site_pos || !S.uses) {
+	S.pdone = calloc((size_t)m->nfuncs + 1, 1);
+	S.pmask = calloc((size_t)m->nfuncs + 1, sizeof(*S.pmask));
+	if (!S.exact || !S.nests || !S.site_pos || !S.uses || !S.pdone ||
+	    !S.pmask) {
 		ret = oom(err);
 		goto out;
 	}
@@ -1515,5 +1960,7 @@ out:
 	free(S.exact);
 	free(S.site_pos);
 	free(S.uses);
+	free(S.pdone);
+	free(S.pmask);
 	return ret;
 }

@@ -200,6 +200,9 @@ struct pt_model *pt_test_sched_model(const char *name);
  *           (output)
  *   long    f0 in_im, f1 .. f12 pointwise chain, f13 out
  *   taps    f0 in_im, f1 .. f5 3-tap stencils in x, f6 out
+ *   onept   f0 in_im, f1 clamped (as in clamp), f2 p = clamped, f3 q = p
+ *           (pointwise), f4 k = clamped(0, 0) (a 1x1 region), f5 out =
+ *           q(x, y) + k(0, 0)
  */
 struct pt_model *pt_test_sched_model(const char *name)
 {
@@ -371,6 +374,32 @@ struct pt_model *pt_test_sched_model(const char *name)
 		}
 		st = add_func(m, "out", 2, e2, 1, 16, 1);
 		access(st, FUNC, 5, 2, 0, 0);
+	} else if (!strcmp(name, "onept")) {
+		static const int64_t e1[2] = { 1, 1 };
+
+		st = add_func(m, "clamped", 2, e2, 1, 16, 0);
+		a = access(st, FUNC, 0, 2, 0, 0);
+		a->coords[0].has_clamp_min = a->coords[0].has_clamp_max = 1;
+		a->coords[0].clamp_max = 63;
+		a->coords[1].has_clamp_min = a->coords[1].has_clamp_max = 1;
+		a->coords[1].clamp_max = 47;
+		st = add_func(m, "p", 2, e2, 1, 16, 0);
+		access(st, FUNC, 1, 2, 0, 0);
+		st = add_func(m, "q", 2, e2, 1, 16, 0);
+		access(st, FUNC, 2, 2, 0, 0);
+		st = add_func(m, "k", 2, e1, 1, 16, 0);
+		a = access(st, FUNC, 1, 2, 0, 0);
+		for (i = 0; i < 2; i++) {
+			free(a->coords[i].coef);
+			coord(st, a, i, -1, 0, 1, 0, 0);
+		}
+		st = add_func(m, "out", 2, e2, 1, 16, 1);
+		access(st, FUNC, 3, 2, 0, 0);
+		a = access(st, FUNC, 4, 2, 0, 0);
+		for (i = 0; i < 2; i++) {
+			free(a->coords[i].coef);
+			coord(st, a, i, -1, 0, 0, 0, 0);
+		}
 	} else {
 		pt_model_free(m);
 		return NULL;
@@ -494,7 +523,8 @@ static struct pt_model *model(const char *name)
 PT_TEST(models_are_valid)
 {
 	static const char *const names[] = { "chain", "clamp", "tuple",
-		"hist", "scan", "conv", "fanout", "multi", "long", "taps" };
+		"hist", "scan", "conv", "fanout", "multi", "long", "taps",
+		"onept" };
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -1069,6 +1099,130 @@ PT_TEST(split_order)
 	pt_model_free(m);
 }
 
+/* The one-element pattern on stage 0 of Func f: x split by 16 with a
+ * guard tail (`vtail`), vectorized, and its outer loop by 4 (`otail`). */
+static void one_pattern(struct pt_sched *s, int f, enum pt_tail vtail,
+			enum pt_tail otail)
+{
+	split(s, f, 0, "v0", "xo", "xi", 16, vtail);
+	split(s, f, 0, "xo", "xoo", "xoi", 4, otail);
+	dir(s, f, 0, PT_DIR_VECTORIZE, "xi");
+}
+
+/* Rule 6, one-element buffers (onept: f2 p, f3 q pointwise, f4 k read at
+ * one point, f5 out). */
+PT_TEST(one_element)
+{
+	struct pt_model *m = model("onept");
+	struct pt_sched *s;
+
+	/* q per pixel of out: one element; the harris seed 17 shape. */
+	s = pt_sched_new_for(m);
+	at(s, 3, 5, "v0");
+	one_pattern(s, 3, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(refused(m, s, "f3 (q) stage 0", "vectorized 'xi'",
+			 "'xoi'", "single element", NULL));
+	pt_sched_free(s);
+
+	/* Guard on the outer split, a round vector split (the buffer grows
+	 * to 16), or a round first split of y (it grows to 2) are fine. */
+	s = pt_sched_new_for(m);
+	at(s, 3, 5, "v0");
+	one_pattern(s, 3, PT_TAIL_GUARD, PT_TAIL_GUARD);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	at(s, 3, 5, "v0");
+	one_pattern(s, 3, PT_TAIL_ROUND, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	at(s, 3, 5, "v0");
+	one_pattern(s, 3, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	split(s, 3, 0, "v1", "yo", "yi", 2, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+
+	/* Per row of out: 64 points. */
+	s = pt_sched_new_for(m);
+	at(s, 3, 5, "v1");
+	one_pattern(s, 3, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+
+	/* Inside the compute loop, a guard split by 2 leaves a tail of one
+	 * iteration; by 3, two or more. A round one always runs both. */
+	s = pt_sched_new_for(m);
+	split(s, 5, 0, "v0", "ox", "oxi", 2, PT_TAIL_GUARD);
+	at(s, 3, 5, "ox");
+	one_pattern(s, 3, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(refused(m, s, "f3 (q) stage 0", "single element", NULL));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	split(s, 5, 0, "v0", "ox", "oxi", 3, PT_TAIL_GUARD);
+	at(s, 3, 5, "ox");
+	one_pattern(s, 3, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+
+	/* Read through an inlined Func, or by a Func computed in the same
+	 * instance, still one point. */
+	s = pt_sched_new_for(m);
+	s->funcs[3].compute = PT_COMPUTE_INLINE;
+	at(s, 2, 5, "v0");
+	one_pattern(s, 2, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(refused(m, s, "f2 (p) stage 0", "single element", NULL));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	at(s, 3, 5, "v0");
+	at(s, 2, 5, "v0");
+	one_pattern(s, 2, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(refused(m, s, "f2 (p) stage 0", "single element", NULL));
+	pt_sched_free(s);
+
+	/* p per pixel of q, q per row of out: one point; p per row of q:
+	 * q's x loop (64 points) runs inside. */
+	s = pt_sched_new_for(m);
+	at(s, 3, 5, "v1");
+	at(s, 2, 3, "v0");
+	one_pattern(s, 2, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(refused(m, s, "f2 (p) stage 0", "single element", NULL));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	at(s, 3, 5, "v1");
+	at(s, 2, 3, "v1");
+	one_pattern(s, 2, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+
+	/* At root: k is read at one constant point; p over the image. */
+	s = pt_sched_new_for(m);
+	one_pattern(s, 4, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(refused(m, s, "f4 (k) stage 0", "single element", NULL));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	one_pattern(s, 2, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	pt_model_free(m);
+
+	/* A stencil read is three points (clamp: f2 blur_x per pixel of f3
+	 * blur_y, which reads it at y - 1, y, y + 1). */
+	m = model("clamp");
+	s = pt_sched_new_for(m);
+	at(s, 2, 3, "v0");
+	one_pattern(s, 2, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	at(s, 3, 4, "v0");
+	one_pattern(s, 3, PT_TAIL_GUARD, PT_TAIL_ROUND);
+	PT_CHECK(refused(m, s, "f3 (blur_y) stage 0", "single element",
+			 NULL));
+	pt_sched_free(s);
+	pt_model_free(m);
+}
+
 PT_TEST(nest)
 {
 	struct pt_model *m = model("scan");
@@ -1347,6 +1501,7 @@ PT_SUITE(sched_check,
 	 { "rule 7: tails", rule7_tails },
 	 { "rule 8: reduction order", rule8_update_order },
 	 { "rule 6: split order", split_order },
+	 { "rule 6: one-element buffers", one_element },
 	 { "loop nests", nest },
 	 { "C++", cpp },
 	 { "C++ identifiers", cpp_identifiers },
