@@ -449,6 +449,33 @@ static int open_error(struct pt_cache *c, int rc, struct pt_error *err)
 			    c->path, mdb_strerror(rc));
 }
 
+/* A data file shorter than the pages its meta page says are in use was
+ * truncated: LMDB would fault (SIGBUS) reading the missing pages through
+ * its map, so refuse it like a corrupt file. */
+static int check_file_size(struct pt_cache *c, struct pt_error *err)
+{
+	struct pt_strbuf path = PT_STRBUF_INIT;
+	MDB_envinfo ei;
+	MDB_stat ms;
+	struct stat st;
+	int ret = 0;
+
+	if (mdb_env_info(c->env, &ei) || mdb_env_stat(c->env, &ms))
+		return 0;
+	if (pt_strbuf_addf(&path, "%s/data.mdb", c->path))
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	if (!stat(path.buf, &st) &&
+	    (uint64_t)st.st_size <
+	    ((uint64_t)ei.me_last_pgno + 1) * (uint64_t)ms.ms_psize)
+		ret = pt_error_set(err, PT_EFORMAT,
+				   "%s: not a protune cache or corrupt (data.mdb has %llu bytes, its pages need %llu); `protune clear --force` removes it",
+				   c->path, (unsigned long long)st.st_size,
+				   ((unsigned long long)ei.me_last_pgno + 1) *
+				   ms.ms_psize);
+	pt_strbuf_release(&path);
+	return ret;
+}
+
 static int env_open(struct pt_cache *c, struct pt_error *err)
 {
 	unsigned flags = MDB_NOTLS;
@@ -484,6 +511,11 @@ static int env_open(struct pt_cache *c, struct pt_error *err)
 			continue;
 		}
 		return open_error(c, rc, err);
+	}
+	if (check_file_size(c, err)) {
+		mdb_env_close(c->env);
+		c->env = NULL;
+		return PT_EFORMAT;
 	}
 	if (c->readonly)
 		return 0;
