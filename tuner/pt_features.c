@@ -1,2 +1,1581 @@
-/* placeholder */
-typedef int pt_placeholder_pt_features;
+/* pt_features.c: the features of a complete schedule (pt_features.h;
+ * doc/features.md defines each one).
+ *
+ * pt_features_compute() works in passes over the schedule:
+ *   1. Replay each stage's directives into its loop nest (the structure of
+ *      pt_sched_nest(), plus, per loop, the stage dim it descends from and
+ *      its step along that dim, so that its extent can be recomputed for
+ *      any region of the Func), and resolve compute and store sites.
+ *   2. Regions: the root site first (what the whole pipeline computes of
+ *      every Func), then, consumers first, every loop that is the compute,
+ *      store or task site of some Func: the box one iteration of that loop
+ *      covers in its stage, the footprints it reads (through inlined
+ *      Funcs), and in decreasing order the regions of the Funcs computed
+ *      inside it and what they read in turn. A Func's region per
+ *      production, per realization and per task come out of these runs,
+ *      together with its numbers of productions and realizations.
+ *   3. Working sets: allocation sizes summed over loop sites bottom-up.
+ *   4. Per stage: counts, vectors, loads (Jacobians composed through
+ *      inlined Funcs), and footprints read at root, per realization, per
+ *      production, per task and per vector.
+ *   5. Inlined Funcs: how many times each is evaluated.
+ * All scratch lives in the context and grows only when a schedule needs
+ * more loops than any before.
+ */
+#include "protune/pt_features.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protune/pt_footprint.h"
+#include "protune/pt_randsched.h"
+
+#define FX_MAXCHAIN 8     /* splits of one dim's outer loops */
+#define FX_MAXDIRS 8      /* the vector loop and unrolled loops */
+#define FX_MAXLEAVES 4096 /* load paths through inlined Funcs, per stage */
+
+enum { ROLE_C = 1, ROLE_S = 2, ROLE_T = 4 };
+
+/* A loop while its stage's directives are replayed. */
+struct rloop {
+	struct pt_feat_loop pub;
+	int chain;         /* a split inner half of a dim's outer loops: its
+			    * split's rank among them; else -1 */
+};
+
+/* Per model stage. */
+struct fx_stage {
+	/* fixed per model */
+	int func;
+	char pname[PT_FP_MAXDIMS][8];
+	double min_points;
+	/* per schedule */
+	int first, nloops;
+	int nchain[PT_FP_MAXDIMS];
+	int chain[PT_FP_MAXDIMS][FX_MAXCHAIN];  /* split inner halves of the
+						 * dim's outer loops, in
+						 * split order */
+	int64_t lo[PT_FP_MAXDIMS], ext[PT_FP_MAXDIMS];  /* one production */
+	double points;     /* points of one production */
+};
+
+/* Per Func, per schedule. */
+struct fx_func {
+	int inl;
+	int cj, cp;        /* compute site (cj < 0: root) */
+	int sj, sp;        /* store site (sj < 0: root) */
+	int tj, tp;        /* innermost parallel loop enclosing the compute
+			    * site (tj < 0: none) */
+	struct pt_box rc, rs, rt, rroot;
+	double prod, real, outer_par;
+	double bytes_real;
+	double inside;     /* allocations inside its loops */
+};
+
+struct fx_req {
+	int func, roles, next;
+};
+
+/* Loads of a stage with the same producer and the same Jacobian (they
+ * differ in offsets only): one group, counts added. The load features
+ * depend on the Jacobian alone. */
+struct fx_grp {
+	int node;
+	int self;
+	int ncoords;
+	int coord;         /* index of the first coordinate's Jacobian row */
+	double count;
+};
+
+struct pt_features {
+	const struct pt_model *m;
+	struct pt_fp *fp;
+	struct pt_fp_acc acc, acc2;
+	int nfuncs, nstages, words;
+	struct fx_stage *st;
+	/* per Func, fixed */
+	int *last;         /* model stage index of the last stage */
+	int *bytes;        /* bytes per point */
+	int *lanes;        /* native vector lanes */
+	int vbytes;        /* native vector bytes */
+	/* per access (in model order), fixed: Jacobian rows */
+	int *acc_first;    /* per stage: index of its first access */
+	int *coord_first;  /* per access: index of its first coordinate */
+	double *jac;       /* per coordinate: PT_FP_MAXDIMS coefficients */
+	unsigned char *unknown;  /* per coordinate: not affine */
+	double *algo;      /* per stage: PT_ALGO_COUNT */
+	int *grp_first;    /* per stage: its first load group */
+	struct fx_grp *grp;
+	/* per schedule */
+	struct fx_func *fn;
+	uint64_t *inl;     /* bitset of inlined Funcs */
+	double *copies;    /* per Func, scratch of the inline count */
+	int cap;           /* capacity of the per-loop arrays */
+	struct pt_feat_loop *loops;
+	int *head;         /* per loop: first request for that site */
+	double *direct;    /* per loop of a last stage: allocation bytes
+			    * inside one iteration, not counting deeper
+			    * loops */
+	double *wsuf;      /* the same including deeper loops */
+	int nreq, reqcap;
+	struct fx_req *req;
+	double wroot;
+};
+
+/* --- names ---------------------------------------------------------------- */
+
+static const char *const feat_names[PT_FEAT_COUNT] = {
+	"num_realizations", "num_productions",
+	"points_computed_per_realization", "points_computed_per_production",
+	"points_computed_total", "points_computed_minimum",
+	"redundant_recompute", "innermost_loop_extent",
+	"innermost_pure_loop_extent", "unrolled_loop_extent",
+	"inner_parallelism", "outer_parallelism", "vector_size",
+	"native_vector_size", "num_vectors", "num_scalars", "inlined_calls",
+	"vector_loads_per_vector", "scalar_loads_per_vector",
+	"scalar_loads_per_scalar", "bytes_at_root", "innermost_bytes_at_root",
+	"bytes_at_realization", "innermost_bytes_at_realization",
+	"bytes_at_production", "innermost_bytes_at_production",
+	"bytes_at_task", "innermost_bytes_at_task", "bytes_read_at_root",
+	"lines_read_at_root", "bytes_read_per_realization",
+	"lines_read_per_realization", "bytes_read_per_production",
+	"lines_read_per_production", "bytes_read_per_task",
+	"lines_read_per_task", "bytes_read_per_vector",
+	"lines_read_per_vector", "allocation_bytes_read_per_realization",
+	"working_set", "working_set_at_task", "working_set_at_production",
+	"working_set_at_realization", "working_set_at_root"
+};
+
+static const char *const op_names[PT_OP_COUNT] = {
+	"add", "sub", "mul", "div", "mod", "min", "max", "eq", "ne", "lt",
+	"le", "gt", "ge", "and", "or", "not", "select", "cast", "load", "call",
+	"other"
+};
+
+static const char *const tc_names[PT_TC_COUNT] = {
+	"bool", "int8", "int16", "int32", "int64", "float", "double"
+};
+
+static const char *const pat_names[PT_PAT_COUNT] = {
+	"pointwise", "transpose", "broadcast", "slice", "other"
+};
+
+static const char *const acc_names[PT_ACC_COUNT] = {
+	"func", "self", "input", "store"
+};
+
+const char *pt_feat_name(int feat)
+{
+	return feat >= 0 && feat < PT_FEAT_COUNT ? feat_names[feat] : NULL;
+}
+
+int pt_algo_name(int index, char *buf, size_t size)
+{
+	int n;
+
+	if (index < 0 || index >= PT_ALGO_COUNT || !buf)
+		return PT_EINVAL;
+	if (index < PT_OP_COUNT * PT_TC_COUNT)
+		n = snprintf(buf, size, "op.%s.%s",
+			     op_names[index / PT_TC_COUNT],
+			     tc_names[index % PT_TC_COUNT]);
+	else
+		n = snprintf(buf, size, "access.%s.%s",
+			     pat_names[(index - PT_OP_COUNT * PT_TC_COUNT) /
+				       PT_ACC_COUNT],
+			     acc_names[(index - PT_OP_COUNT * PT_TC_COUNT) %
+				       PT_ACC_COUNT]);
+	return n < 0 || (size_t)n >= size ? PT_EINVAL : 0;
+}
+
+/* --- helpers -------------------------------------------------------------- */
+
+static int64_t div_up(int64_t a, int64_t b)
+{
+	return b > 0 ? (a + b - 1) / b : a;
+}
+
+static double box_points(const struct pt_box *b, int n)
+{
+	return pt_box_points(b, n);
+}
+
+static int type_class(const char *t, size_t n, int *out)
+{
+	static const struct { const char *name; int tc; } map[] = {
+		{ "u1", PT_TC_BOOL },
+		{ "i8", PT_TC_INT8 }, { "u8", PT_TC_INT8 },
+		{ "i16", PT_TC_INT16 }, { "u16", PT_TC_INT16 },
+		{ "i32", PT_TC_INT32 }, { "u32", PT_TC_INT32 },
+		{ "i64", PT_TC_INT64 }, { "u64", PT_TC_INT64 },
+		{ "h64", PT_TC_INT64 }, { "f16", PT_TC_FLOAT },
+		{ "f32", PT_TC_FLOAT }, { "f64", PT_TC_DOUBLE }
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strlen(map[i].name) == n && !strncmp(map[i].name, t, n)) {
+			*out = map[i].tc;
+			return 1;
+		}
+	return 0;
+}
+
+static int type_class_of(struct pt_type t)
+{
+	if (t.code == PT_TYPE_FLOAT)
+		return t.bits > 32 ? PT_TC_DOUBLE : PT_TC_FLOAT;
+	if (t.bits <= 1)
+		return PT_TC_BOOL;
+	if (t.bits <= 8)
+		return PT_TC_INT8;
+	if (t.bits <= 16)
+		return PT_TC_INT16;
+	if (t.bits <= 32)
+		return PT_TC_INT32;
+	return PT_TC_INT64;
+}
+
+/* --- algorithm features --------------------------------------------------- */
+
+static void op_features(const struct pt_model *m, const struct pt_stage *st,
+			double *algo)
+{
+	const struct pt_func *fn = &m->funcs[st->func];
+	int dflt = fn->ntypes ? type_class_of(fn->types[0]) : PT_TC_INT32;
+	int i, k;
+
+	for (i = 0; i < st->nops; i++) {
+		const char *name = st->ops[i].name;
+		const char *dot = strchr(name, '.');
+		size_t kl = dot ? (size_t)(dot - name) : strlen(name);
+		int op = PT_OP_OTHER, tc = dflt;
+
+		for (k = 0; k < PT_OP_OTHER; k++)
+			if (strlen(op_names[k]) == kl &&
+			    !strncmp(op_names[k], name, kl))
+				op = k;
+		if (dot && op != PT_OP_CALL) {
+			type_class(dot + 1, strlen(dot + 1), &tc);
+		} else if (dot) {
+			/* call.sqrt_f32: a type suffix when there is one */
+			const char *u = strrchr(dot + 1, '_');
+
+			if (u)
+				type_class(u + 1, strlen(u + 1), &tc);
+		}
+		algo[PT_ALGO_OP(op, tc)] += (double)st->ops[i].count;
+	}
+}
+
+static int access_pattern(const struct pt_stage *st, const struct pt_access *a)
+{
+	int rows[PT_FP_MAXDIMS] = { 0 }, cols[PT_FP_MAXDIMS] = { 0 };
+	int k, d, all_rows1 = 1, rows_le1 = 1, all_cols1 = 1, cols_le1 = 1;
+	int identity = 1;
+
+	if (a->ncoords > PT_FP_MAXDIMS)
+		return PT_PAT_OTHER;
+	for (k = 0; k < a->ncoords; k++) {
+		const struct pt_coord *c = &a->coords[k];
+
+		if (!c->affine || !c->coef)
+			return PT_PAT_OTHER;
+		for (d = 0; d < st->ndims; d++) {
+			if (!c->coef[d].num)
+				continue;
+			if (c->coef[d].num != 1 || c->coef[d].den != 1)
+				return PT_PAT_OTHER;
+			rows[k]++;
+			cols[d]++;
+			if (st->dims[d].is_rvar || st->dims[d].index != k)
+				identity = 0;
+		}
+	}
+	for (k = 0; k < a->ncoords; k++) {
+		all_rows1 &= rows[k] == 1;
+		rows_le1 &= rows[k] <= 1;
+	}
+	for (d = 0; d < st->ndims; d++) {
+		all_cols1 &= cols[d] == 1;
+		cols_le1 &= cols[d] <= 1;
+	}
+	if (all_rows1 && all_cols1 && a->ncoords == st->ndims)
+		return identity ? PT_PAT_POINTWISE : PT_PAT_TRANSPOSE;
+	if (all_rows1 && cols_le1)
+		return PT_PAT_BROADCAST;
+	if (rows_le1 && all_cols1)
+		return PT_PAT_SLICE;
+	return PT_PAT_OTHER;
+}
+
+static void access_features(const struct pt_stage *st, double *algo)
+{
+	int i;
+
+	for (i = 0; i < st->naccesses; i++) {
+		const struct pt_access *a = &st->accesses[i];
+		int kind = a->is_store ? PT_ACC_STORE :
+			a->kind == PT_ACCESS_INPUT ? PT_ACC_INPUT :
+			a->producer == st->func ? PT_ACC_SELF : PT_ACC_FUNC;
+
+		algo[PT_ALGO_ACCESS(access_pattern(st, a), kind)] +=
+			a->count > 0 ? a->count : 1;
+	}
+}
+
+/* --- construction --------------------------------------------------------- */
+
+static int grow_loops(struct pt_features *fx, int need)
+{
+	int cap = fx->cap;
+	void *p;
+
+	if (need <= cap)
+		return 0;
+	while (cap < need)
+		cap = cap ? 2 * cap : 64;
+#define GROW(field) do { \
+		p = realloc(fx->field, (size_t)cap * sizeof(*fx->field)); \
+		if (!p) \
+			return PT_ENOMEM; \
+		fx->field = p; \
+	} while (0)
+	GROW(loops);
+	GROW(head);
+	GROW(direct);
+	GROW(wsuf);
+#undef GROW
+	fx->cap = cap;
+	return 0;
+}
+
+/* Build the load groups of stage `sidx` (its Jacobian rows are in). */
+static void group_loads(struct pt_features *fx, int sidx)
+{
+	const struct pt_stage *st = &fx->m->stages[sidx];
+	int first = fx->grp_first[sidx], n = 0, i, j, k;
+
+	for (i = 0; i < st->naccesses; i++) {
+		const struct pt_access *a = &st->accesses[i];
+		int ci = fx->coord_first[fx->acc_first[sidx] + i];
+		int node = a->kind == PT_ACCESS_FUNC ? a->producer :
+			fx->m->nfuncs + a->producer;
+		int self = a->kind == PT_ACCESS_FUNC && a->producer == st->func;
+		struct fx_grp *g;
+
+		if (a->is_store)
+			continue;
+		for (j = 0; j < n; j++) {
+			g = &fx->grp[first + j];
+			if (g->node != node || g->self != self ||
+			    g->ncoords != a->ncoords)
+				continue;
+			for (k = 0; k < a->ncoords; k++)
+				if (fx->unknown[g->coord + k] !=
+				    fx->unknown[ci + k] ||
+				    memcmp(&fx->jac[(size_t)(g->coord + k) *
+						    PT_FP_MAXDIMS],
+					   &fx->jac[(size_t)(ci + k) *
+						    PT_FP_MAXDIMS],
+					   PT_FP_MAXDIMS * sizeof(double)))
+					break;
+			if (k == a->ncoords)
+				break;
+		}
+		if (j == n) {
+			g = &fx->grp[first + n++];
+			g->node = node;
+			g->self = self;
+			g->ncoords = a->ncoords;
+			g->coord = ci;
+			g->count = 0;
+		} else {
+			g = &fx->grp[first + j];
+		}
+		g->count += a->count > 0 ? a->count : 1;
+	}
+	fx->grp_first[sidx + 1] = first + n;
+}
+
+int pt_features_new(const struct pt_model *m, struct pt_features **out,
+		    struct pt_error *err)
+{
+	struct pt_features *fx;
+	int i, j, k, d, nacc = 0, ncoords = 0, ret;
+
+	*out = NULL;
+	fx = calloc(1, sizeof(*fx));
+	if (!fx)
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	fx->m = m;
+	if ((ret = pt_fp_new(m, &fx->fp, err))) {
+		free(fx);
+		return ret;
+	}
+	fx->nfuncs = m->nfuncs;
+	fx->nstages = m->nstages;
+	fx->words = (m->nfuncs + 63) / 64;
+	for (i = 0; i < m->nstages; i++) {
+		nacc += m->stages[i].naccesses;
+		for (j = 0; j < m->stages[i].naccesses; j++)
+			ncoords += m->stages[i].accesses[j].ncoords;
+	}
+	fx->st = calloc((size_t)m->nstages, sizeof(*fx->st));
+	fx->last = calloc((size_t)m->nfuncs, sizeof(*fx->last));
+	fx->bytes = calloc((size_t)m->nfuncs, sizeof(*fx->bytes));
+	fx->lanes = calloc((size_t)m->nfuncs, sizeof(*fx->lanes));
+	fx->acc_first = calloc((size_t)m->nstages + 1,
+			       sizeof(*fx->acc_first));
+	fx->coord_first = calloc((size_t)nacc + 1, sizeof(*fx->coord_first));
+	fx->jac = calloc((size_t)ncoords * PT_FP_MAXDIMS + 1,
+			 sizeof(*fx->jac));
+	fx->unknown = calloc((size_t)ncoords + 1, 1);
+	fx->algo = calloc((size_t)m->nstages * PT_ALGO_COUNT,
+			  sizeof(*fx->algo));
+	fx->grp_first = calloc((size_t)m->nstages + 1,
+			       sizeof(*fx->grp_first));
+	fx->grp = calloc((size_t)nacc + 1, sizeof(*fx->grp));
+	fx->fn = calloc((size_t)m->nfuncs, sizeof(*fx->fn));
+	fx->inl = calloc((size_t)fx->words + 1, sizeof(*fx->inl));
+	fx->copies = calloc((size_t)m->nfuncs, sizeof(*fx->copies));
+	if (!fx->st || !fx->last || !fx->bytes || !fx->lanes ||
+	    !fx->acc_first || !fx->coord_first || !fx->jac || !fx->unknown ||
+	    !fx->algo || !fx->fn || !fx->inl || !fx->copies ||
+	    !fx->grp_first || !fx->grp ||
+	    pt_fp_acc_init(&fx->acc, fx->fp) ||
+	    pt_fp_acc_init(&fx->acc2, fx->fp) || grow_loops(fx, 256)) {
+		pt_features_free(fx);
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	}
+	fx->vbytes = pt_model_vector_lanes(m, 8);
+	for (i = 0; i < m->nfuncs; i++) {
+		const struct pt_func *f = &m->funcs[i];
+		int bits = 64;
+
+		fx->last[i] = f->first_stage + f->nstages - 1;
+		fx->bytes[i] = pt_fp_node_bytes(fx->fp, i);
+		for (j = 0; j < f->ntypes; j++)
+			if (f->types[j].bits < bits)
+				bits = f->types[j].bits;
+		fx->lanes[i] = pt_model_vector_lanes(m, f->ntypes ? bits : 32);
+	}
+	nacc = ncoords = 0;
+	for (i = 0; i < m->nstages; i++) {
+		const struct pt_stage *s = &m->stages[i];
+		struct fx_stage *fs = &fx->st[i];
+
+		fs->func = s->func;
+		fs->min_points = 1;
+		for (d = 0; d < s->ndims; d++) {
+			snprintf(fs->pname[d], sizeof(fs->pname[d]), "%c%d",
+				 s->dims[d].is_rvar ? 'r' : 'v',
+				 s->dims[d].index);
+			fs->min_points *= (double)s->dims[d].extent;
+		}
+		fx->acc_first[i] = nacc;
+		for (j = 0; j < s->naccesses; j++) {
+			const struct pt_access *a = &s->accesses[j];
+
+			fx->coord_first[nacc++] = ncoords;
+			for (k = 0; k < a->ncoords; k++, ncoords++) {
+				const struct pt_coord *c = &a->coords[k];
+				double *row = &fx->jac[(size_t)ncoords *
+						       PT_FP_MAXDIMS];
+
+				if (!c->affine || !c->coef) {
+					/* clamped to one value: constant */
+					fx->unknown[ncoords] =
+						!(c->has_clamp_min &&
+						  c->has_clamp_max &&
+						  c->clamp_min ==
+						  c->clamp_max);
+					continue;
+				}
+				for (d = 0; d < s->ndims; d++)
+					row[d] = (double)c->coef[d].num /
+						(double)c->coef[d].den;
+			}
+		}
+		group_loads(fx, i);
+		op_features(m, s, &fx->algo[(size_t)i * PT_ALGO_COUNT]);
+		access_features(s, &fx->algo[(size_t)i * PT_ALGO_COUNT]);
+	}
+	fx->acc_first[m->nstages] = nacc;
+	*out = fx;
+	return 0;
+}
+
+void pt_features_free(struct pt_features *fx)
+{
+	if (!fx)
+		return;
+	pt_fp_acc_release(&fx->acc);
+	pt_fp_acc_release(&fx->acc2);
+	pt_fp_free(fx->fp);
+	free(fx->st);
+	free(fx->last);
+	free(fx->bytes);
+	free(fx->lanes);
+	free(fx->acc_first);
+	free(fx->coord_first);
+	free(fx->jac);
+	free(fx->unknown);
+	free(fx->algo);
+	free(fx->grp_first);
+	free(fx->grp);
+	free(fx->fn);
+	free(fx->inl);
+	free(fx->copies);
+	free(fx->loops);
+	free(fx->head);
+	free(fx->direct);
+	free(fx->wsuf);
+	free(fx->req);
+	free(fx);
+}
+
+const double *pt_features_algo(const struct pt_features *fx, int stage)
+{
+	return &fx->algo[(size_t)stage * PT_ALGO_COUNT];
+}
+
+int pt_features_loops(const struct pt_features *fx, int stage,
+		      const struct pt_feat_loop **loops)
+{
+	const struct fx_stage *fs = &fx->st[stage];
+
+	*loops = NULL;
+	if (fx->fn[fs->func].inl || !fs->nloops)
+		return 0;
+	*loops = &fx->loops[fs->first];
+	return fs->nloops;
+}
+
+/* --- pass 1: loop nests --------------------------------------------------- */
+
+static int fx_fail(struct pt_error *err, const struct pt_model *m, int f,
+		   const char *what)
+{
+	const char *label = m->funcs[f].label;
+
+	return pt_error_set(err, PT_EMISMATCH, "f%d (%s): %s", f,
+			    label && *label ? label : "?", what);
+}
+
+/* strcmp(a, b) == 0 for the short names of loops, inline. */
+static int same_name(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+/* Replay stage `sidx`'s directives into fx->loops[first ...], outermost
+ * first, and record each dim's chain of splits. */
+static int replay(struct pt_features *fx, const struct pt_sched *s, int sidx,
+		  int first, struct pt_error *err)
+{
+	const struct pt_model *m = fx->m;
+	const struct pt_stage *stage = &m->stages[sidx];
+	struct fx_stage *fs = &fx->st[sidx];
+	const struct pt_sched_func *sf = &s->funcs[stage->func];
+	const struct pt_sched_stage *ss = stage->index < sf->nstages ?
+		&sf->stages[stage->index] : NULL;
+	struct rloop l[PT_FEAT_MAXLOOPS], tmp[PT_FEAT_MAXLOOPS];
+	int n = stage->ndims, i, j, k, d;
+
+	fs->first = first;
+	for (d = 0; d < stage->ndims; d++) {
+		struct rloop *o = &l[d];
+
+		memset(o, 0, sizeof(*o));
+		o->pub.name = fs->pname[d];
+		o->pub.dim = d;
+		o->pub.kind = PT_LOOP_SERIAL;
+		o->pub.tail = -1;
+		o->pub.stride = 1;
+		o->chain = -1;
+		fs->nchain[d] = 0;
+	}
+	/* innermost first while replaying, as Halide's dims() */
+	for (k = 0; ss && k < ss->ndirs; k++) {
+		const struct pt_directive *dr = &ss->dirs[k];
+
+		if (dr->kind == PT_DIR_REORDER) {
+			if ((int)dr->order.nr != n)
+				return fx_fail(err, m, stage->func,
+					       "reorder does not list every "
+					       "loop");
+			for (j = 0; j < n; j++) {
+				for (i = 0; i < n; i++)
+					if (same_name(l[i].pub.name,
+						      dr->order.v[j]))
+						break;
+				if (i == n)
+					return fx_fail(err, m, stage->func,
+						       "reorder names an "
+						       "unknown loop");
+				tmp[j] = l[i];
+			}
+			memcpy(l, tmp, (size_t)n * sizeof(*l));
+			continue;
+		}
+		if (!dr->dim)
+			return fx_fail(err, m, stage->func,
+				       "directive without a loop");
+		for (i = 0; i < n; i++)
+			if (same_name(l[i].pub.name, dr->dim))
+				break;
+		if (i == n)
+			return fx_fail(err, m, stage->func,
+				       "a directive names an unknown loop");
+		switch (dr->kind) {
+		case PT_DIR_SPLIT: {
+			struct rloop p = l[i];
+
+			if (dr->factor < 1 || !dr->outer || !dr->inner)
+				return fx_fail(err, m, stage->func,
+					       "bad split");
+			if (n >= PT_FEAT_MAXLOOPS)
+				return pt_error_set(err, PT_EINVAL,
+						    "f%d stage %d: more than "
+						    "%d loops", stage->func,
+						    stage->index,
+						    PT_FEAT_MAXLOOPS);
+			memmove(&l[i + 1], &l[i], (size_t)(n - i) * sizeof(p));
+			n++;
+			/* inner half */
+			l[i] = p;
+			l[i].pub.name = dr->inner;
+			l[i].pub.is_split_inner = 1;
+			l[i].pub.tail = (int)dr->tail;
+			l[i].pub.extent = dr->factor;
+			l[i].chain = -1;
+			/* outer half: the same lineage, a coarser step */
+			l[i + 1] = p;
+			l[i + 1].pub.name = dr->outer;
+			l[i + 1].pub.stride = p.pub.stride * dr->factor;
+			if (p.pub.is_split_inner) {
+				/* a split of an inner half (illegal): its
+				 * outer half has a constant extent too */
+				l[i + 1].pub.extent =
+					div_up(p.pub.extent, dr->factor);
+				break;
+			}
+			d = p.pub.dim;
+			if (fs->nchain[d] >= FX_MAXCHAIN)
+				return pt_error_set(err, PT_EINVAL,
+						    "f%d stage %d: more than "
+						    "%d splits of one dim",
+						    stage->func, stage->index,
+						    FX_MAXCHAIN);
+			l[i].chain = fs->nchain[d]++;
+			break;
+		}
+		case PT_DIR_VECTORIZE:
+			l[i].pub.kind = PT_LOOP_VECTOR;
+			break;
+		case PT_DIR_PARALLEL:
+			l[i].pub.kind = PT_LOOP_PARALLEL;
+			break;
+		case PT_DIR_UNROLL:
+			l[i].pub.kind = PT_LOOP_UNROLL;
+			break;
+		default:
+			return fx_fail(err, m, stage->func,
+				       "unknown directive");
+		}
+	}
+	/* outermost first */
+	for (i = 0; i < n; i++) {
+		const struct rloop *r = &l[n - 1 - i];
+
+		fx->loops[first + i] = r->pub;
+		if (r->chain >= 0)
+			fs->chain[r->pub.dim][r->chain] = i;
+	}
+	fs->nloops = n;
+	return 0;
+}
+
+/* Per-production extents of every loop of stage `sidx`, its dims' boxes
+ * from the Func's region `r`, and its points per production. */
+static void set_extents(struct pt_features *fx, int sidx,
+			const struct pt_box *r)
+{
+	const struct pt_stage *stage = &fx->m->stages[sidx];
+	struct fx_stage *fs = &fx->st[sidx];
+	struct pt_feat_loop *l = &fx->loops[fs->first];
+	double pts = 1;
+	int d, i, k;
+
+	for (d = 0; d < stage->ndims; d++) {
+		const struct pt_dim *dim = &stage->dims[d];
+
+		if (!dim->is_rvar) {
+			fs->lo[d] = r->lo[dim->index];
+			fs->ext[d] = r->hi[dim->index] - r->lo[dim->index] + 1;
+		} else {
+			fs->lo[d] = dim->min;
+			fs->ext[d] = dim->extent;
+		}
+	}
+	for (i = 0; i < fs->nloops; i++)
+		if (!l[i].is_split_inner)
+			l[i].extent = div_up(fs->ext[l[i].dim],
+						 l[i].stride);
+	for (d = 0; d < stage->ndims; d++) {
+		int64_t x[FX_MAXCHAIN + 1];
+		int64_t c;
+		int n = fs->nchain[d];
+
+		x[0] = fs->ext[d];
+		for (k = 0; k < n; k++)
+			x[k + 1] = div_up(x[k], l[fs->chain[d][k]].extent);
+		c = x[n];
+		for (k = n - 1; k >= 0; k--) {
+			const struct pt_feat_loop *in = &l[fs->chain[d][k]];
+
+			c = in->tail == PT_TAIL_GUARD ? x[k] :
+				in->extent * c;
+		}
+		pts *= (double)c;
+	}
+	fs->points = pts;
+}
+
+/* The box of stage `sidx`'s dims one iteration of its loop `p` (outermost
+ * first; -1 for the whole production) covers. The iteration is, along each
+ * dim that loops at or outside p, the tile that holds the middle point:
+ * the first tile of a region padded for a boundary condition can lie
+ * entirely outside the image and read a single clamped point, which is
+ * not what a typical tile does. */
+static void loop_box(const struct pt_features *fx, int sidx, int p,
+		     struct pt_box *b)
+{
+	const struct fx_stage *fs = &fx->st[sidx];
+	const struct pt_feat_loop *l = &fx->loops[fs->first];
+	int ndims = fx->m->stages[sidx].ndims;
+	int64_t span[PT_FP_MAXDIMS], step[PT_FP_MAXDIMS];
+	int d, i;
+
+	for (d = 0; d < ndims; d++) {
+		span[d] = 1;
+		step[d] = 0;  /* no loop of d at or outside p */
+	}
+	for (i = 0; i < fs->nloops; i++) {
+		d = l[i].dim;
+		if (i > p)
+			span[d] += (l[i].extent - 1) * l[i].stride;
+		else if (!step[d] || l[i].stride < step[d])
+			step[d] = l[i].stride;
+	}
+	for (d = 0; d < ndims; d++) {
+		int64_t e = fs->ext[d], off = 0;
+
+		if (step[d] && span[d] < e) {
+			/* the tile that holds the middle point */
+			off = (e - 1) / 2;
+			off -= off % step[d];
+			if (off + span[d] > e)
+				off = e - span[d];
+			e = span[d];
+		}
+		b->lo[d] = fs->lo[d] + off;
+		b->hi[d] = b->lo[d] + e - 1;
+	}
+}
+
+/* Is Func h computed inside one iteration of loop p of Func j's last
+ * stage? */
+static int inside(const struct pt_features *fx, int h, int j, int p)
+{
+	const struct fx_func *fn = fx->fn;
+
+	while (fn[h].cj >= 0) {
+		if (fn[h].cj == j)
+			return fn[h].cp >= p;
+		if (fn[h].cj > j)
+			return 0;
+		h = fn[h].cj;
+	}
+	return 0;
+}
+
+/* Find loop `name` in Func j's last stage; its position or -1. */
+static int find_site(const struct pt_features *fx, int j, const char *name)
+{
+	const struct fx_stage *fs = &fx->st[fx->last[j]];
+	int i;
+
+	if (!name)
+		return -1;
+	for (i = 0; i < fs->nloops; i++)
+		if (same_name(fx->loops[fs->first + i].name, name))
+			return i;
+	return -1;
+}
+
+static int add_req(struct pt_features *fx, int j, int p, int f, int roles)
+{
+	int flat = fx->st[fx->last[j]].first + p;
+	struct fx_req *r;
+
+	if (fx->nreq == fx->reqcap) {
+		int cap = fx->reqcap ? 2 * fx->reqcap : 64;
+		void *q = realloc(fx->req, (size_t)cap * sizeof(*fx->req));
+
+		if (!q)
+			return PT_ENOMEM;
+		fx->req = q;
+		fx->reqcap = cap;
+	}
+	r = &fx->req[fx->nreq];
+	r->func = f;
+	r->roles = roles;
+	r->next = fx->head[flat];
+	fx->head[flat] = fx->nreq++;
+	return 0;
+}
+
+static int structure(struct pt_features *fx, const struct pt_sched *s,
+		     struct pt_error *err)
+{
+	const struct pt_model *m = fx->m;
+	int f, i, need = 0, ret, first = 0;
+
+	if (s->nfuncs != m->nfuncs)
+		return pt_error_set(err, PT_EMISMATCH,
+				    "the schedule has %d Funcs, the model %d",
+				    s->nfuncs, m->nfuncs);
+	memset(fx->inl, 0, (size_t)fx->words * sizeof(*fx->inl));
+	for (f = 0; f < m->nfuncs; f++) {
+		const struct pt_sched_func *sf = &s->funcs[f];
+
+		if (sf->nstages > m->funcs[f].nstages || sf->nstages < 0)
+			return fx_fail(err, m, f, "too many stages");
+		fx->fn[f].inl = sf->compute == PT_COMPUTE_INLINE &&
+			m->funcs[f].nstages == 1;
+		if (fx->fn[f].inl)
+			fx->inl[f >> 6] |= UINT64_C(1) << (f & 63);
+		for (i = 0; i < m->funcs[f].nstages; i++) {
+			need += m->stages[m->funcs[f].first_stage + i].ndims;
+			if (i < sf->nstages)
+				need += sf->stages[i].ndirs;
+		}
+	}
+	if ((ret = grow_loops(fx, need + 1)))
+		return pt_error_set(err, ret, "out of memory");
+	for (f = 0; f < m->nfuncs; f++) {
+		for (i = 0; i < m->funcs[f].nstages; i++) {
+			int sidx = m->funcs[f].first_stage + i;
+			int nd = i < s->funcs[f].nstages ?
+				s->funcs[f].stages[i].ndirs : 0;
+
+			fx->st[sidx].nloops = 0;
+			fx->st[sidx].first = first;
+			if (fx->fn[f].inl)
+				continue;
+			if ((ret = replay(fx, s, sidx, first, err)))
+				return ret;
+			first += m->stages[sidx].ndims + nd;
+		}
+	}
+	for (i = 0; i < first + 1; i++) {
+		fx->head[i] = -1;
+		fx->direct[i] = 0;
+	}
+	/* sites */
+	for (f = 0; f < m->nfuncs; f++) {
+		const struct pt_sched_func *sf = &s->funcs[f];
+		struct fx_func *fn = &fx->fn[f];
+
+		fn->cj = fn->sj = fn->tj = -1;
+		fn->cp = fn->sp = fn->tp = -1;
+		if (fn->inl)
+			continue;
+		if (sf->compute != PT_COMPUTE_AT)
+			continue;
+		fn->cj = sf->compute_at.func;
+		if (fn->cj <= f || fn->cj >= m->nfuncs || fx->fn[fn->cj].inl ||
+		    (fn->cp = find_site(fx, fn->cj, sf->compute_at.loop)) < 0)
+			return fx_fail(err, m, f, "bad compute site");
+		if (sf->store_root)
+			continue;
+		fn->sj = sf->store_at.func;
+		if (fn->sj < 0 || fn->sj >= m->nfuncs || fx->fn[fn->sj].inl ||
+		    fn->sj <= f ||
+		    (fn->sp = find_site(fx, fn->sj, sf->store_at.loop)) < 0)
+			return fx_fail(err, m, f, "bad store site");
+	}
+	/* task sites: the innermost parallel loop around the compute site */
+	for (f = 0; f < m->nfuncs; f++) {
+		struct fx_func *fn = &fx->fn[f];
+		int j = fn->cj, p = fn->cp;
+
+		while (!fn->inl && j >= 0) {
+			const struct fx_stage *js = &fx->st[fx->last[j]];
+
+			for (i = p; i >= 0; i--)
+				if (fx->loops[js->first + i].kind ==
+				    PT_LOOP_PARALLEL)
+					break;
+			if (i >= 0) {
+				fn->tj = j;
+				fn->tp = i;
+				break;
+			}
+			p = fx->fn[j].cp;
+			j = fx->fn[j].cj;
+		}
+	}
+	/* requests */
+	fx->nreq = 0;
+	for (f = 0; f < m->nfuncs; f++) {
+		struct fx_func *fn = &fx->fn[f];
+		int rc = ROLE_C, same_s, same_t;
+
+		if (fn->inl || fn->cj < 0)
+			continue;
+		same_s = fn->sj == fn->cj && fn->sp == fn->cp;
+		same_t = fn->tj == fn->cj && fn->tp == fn->cp;
+		if (same_s)
+			rc |= ROLE_S;
+		if (same_t)
+			rc |= ROLE_T;
+		if ((ret = add_req(fx, fn->cj, fn->cp, f, rc)))
+			return pt_error_set(err, ret, "out of memory");
+		if (!same_s && fn->sj >= 0 &&
+		    (ret = add_req(fx, fn->sj, fn->sp, f, ROLE_S)))
+			return pt_error_set(err, ret, "out of memory");
+		if (!same_t && fn->tj >= 0 &&
+		    (ret = add_req(fx, fn->tj, fn->tp, f, ROLE_T)))
+			return pt_error_set(err, ret, "out of memory");
+	}
+	return 0;
+}
+
+/* --- pass 2: regions ------------------------------------------------------ */
+
+static void func_reads(struct pt_features *fx, int h, const struct pt_box *r,
+		       struct pt_fp_acc *acc)
+{
+	const struct pt_func *fn = &fx->m->funcs[h];
+	struct pt_box d;
+	int k;
+
+	for (k = 0; k < fn->nstages; k++) {
+		pt_fp_stage_dims(fx->fp, fn->first_stage + k, r, &d);
+		pt_fp_reads(fx->fp, fn->first_stage + k, &d, fx->inl, 0, acc);
+	}
+}
+
+static void root_run(struct pt_features *fx)
+{
+	struct pt_fp_acc *acc = &fx->acc;
+	int f;
+
+	pt_fp_acc_clear(acc);
+	for (f = fx->nfuncs - 1; f >= 0; f--) {
+		const struct pt_box *got;
+
+		if (fx->fn[f].inl)
+			continue;
+		got = pt_fp_acc_get(acc, f);
+		if (fx->m->funcs[f].is_output || !got)
+			pt_fp_acc_union(acc, f, pt_fp_node_region(fx->fp, f),
+					fx->m->funcs[f].nargs);
+		fx->fn[f].rroot = acc->box[f];
+		func_reads(fx, f, &fx->fn[f].rroot, acc);
+	}
+}
+
+/* What one iteration of loop p of Func j's last stage computes: the
+ * regions of the Funcs computed inside it and the footprints of
+ * everything it reads, in fx->acc. */
+static void site_run(struct pt_features *fx, int j, int p)
+{
+	struct pt_fp_acc *acc = &fx->acc;
+	struct pt_box b;
+	int h;
+
+	pt_fp_acc_clear(acc);
+	loop_box(fx, fx->last[j], p, &b);
+	pt_fp_reads(fx->fp, fx->last[j], &b, fx->inl, 0, acc);
+	for (h = j - 1; h >= 0; h--) {
+		const struct pt_box *r;
+
+		if (fx->fn[h].inl || !inside(fx, h, j, p))
+			continue;
+		r = pt_fp_acc_get(acc, h);
+		if (r)
+			func_reads(fx, h, r, acc);
+	}
+}
+
+static void regions(struct pt_features *fx)
+{
+	const struct pt_model *m = fx->m;
+	int f, j, p, k;
+
+	root_run(fx);
+	for (f = 0; f < fx->nfuncs; f++) {
+		struct fx_func *fn = &fx->fn[f];
+
+		if (fn->inl)
+			continue;
+		/* at root; a site's run below overrides them */
+		fn->rc = fn->rs = fn->rt = fn->rroot;
+		fn->prod = fn->real = fn->outer_par = 1;
+	}
+	for (j = fx->nfuncs - 1; j >= 0; j--) {
+		const struct fx_stage *js;
+		const struct pt_feat_loop *l;
+		double pre = 1, ppre = 1;
+
+		if (fx->fn[j].inl)
+			continue;
+		for (k = 0; k < m->funcs[j].nstages; k++)
+			set_extents(fx, m->funcs[j].first_stage + k,
+				    &fx->fn[j].rc);
+		js = &fx->st[fx->last[j]];
+		l = &fx->loops[js->first];
+		for (p = 0; p < js->nloops; p++) {
+			int r;
+
+			pre *= (double)l[p].extent;
+			if (l[p].kind == PT_LOOP_PARALLEL)
+				ppre *= (double)l[p].extent;
+			if (fx->head[js->first + p] < 0)
+				continue;
+			site_run(fx, j, p);
+			for (r = fx->head[js->first + p]; r >= 0;
+			     r = fx->req[r].next) {
+				int h = fx->req[r].func, roles =
+					fx->req[r].roles;
+				struct fx_func *hn = &fx->fn[h];
+				const struct pt_box *b =
+					pt_fp_acc_get(&fx->acc, h);
+
+				if (!b)
+					b = &hn->rroot;
+				if (roles & ROLE_C) {
+					hn->rc = *b;
+					hn->prod = fx->fn[j].prod * pre;
+					hn->outer_par = fx->fn[j].outer_par *
+						ppre;
+				}
+				if (roles & ROLE_S) {
+					hn->rs = *b;
+					hn->real = fx->fn[j].prod * pre;
+				}
+				if (roles & ROLE_T)
+					hn->rt = *b;
+			}
+		}
+	}
+}
+
+/* --- pass 3: working sets ------------------------------------------------- */
+
+static void working_sets(struct pt_features *fx)
+{
+	const struct pt_model *m = fx->m;
+	int f, p;
+
+	fx->wroot = 0;
+	for (f = 0; f < fx->nfuncs; f++) {
+		struct fx_func *fn = &fx->fn[f];
+		const struct fx_stage *fs;
+		double w = 0;
+
+		if (fn->inl)
+			continue;
+		fn->bytes_real = box_points(&fn->rs, m->funcs[f].nargs) *
+			fx->bytes[f];
+		if (fn->sj >= 0)
+			fx->direct[fx->st[fx->last[fn->sj]].first + fn->sp] +=
+				fn->bytes_real;
+		else
+			fx->wroot += fn->bytes_real;
+		/* everything stored inside f's loops is in by now: those
+		 * Funcs come before f */
+		fs = &fx->st[fx->last[f]];
+		for (p = fs->nloops - 1; p >= 0; p--) {
+			w += fx->direct[fs->first + p];
+			fx->wsuf[fs->first + p] = w;
+		}
+		fn->inside = w;
+		if (fn->cj >= 0)
+			fx->direct[fx->st[fx->last[fn->cj]].first + fn->cp] +=
+				w;
+		else
+			fx->wroot += w;
+	}
+}
+
+static double wset(const struct pt_features *fx, int j, int p)
+{
+	return j < 0 ? fx->wroot : fx->wsuf[fx->st[fx->last[j]].first + p];
+}
+
+/* --- pass 4: per stage ---------------------------------------------------- */
+
+struct lwalk {
+	const struct pt_features *fx;
+	int ndirs, vec;
+	int64_t lanes;
+	int64_t uext[FX_MAXDIRS];
+	double vl, slv, sls;
+	int leaves;
+};
+
+static void leaf(struct lwalk *w, double dv[FX_MAXDIRS][PT_FP_MAXDIMS],
+		 int K, double c, int bytes)
+{
+	double block = c;
+	int u, k, zero = 1, dense = 1, unknown = 0;
+
+	for (u = w->vec; u < w->ndirs; u++) {
+		for (k = 0; k < K; k++)
+			if (dv[u][k] != 0)  /* NaN too */
+				break;
+		if (k < K)
+			block *= (double)w->uext[u];
+	}
+	w->sls += block;
+	if (!w->vec)
+		return;
+	for (k = 0; k < K; k++) {
+		if (isnan(dv[0][k]))
+			unknown = 1;
+		else if (dv[0][k] != 0)
+			zero = 0;
+		if (k > 0 && dv[0][k] != 0)
+			dense = 0;
+	}
+	if (unknown) {
+		w->slv += block * (double)w->lanes;
+	} else if (zero) {
+		w->slv += block;
+	} else if (dense && fabs(dv[0][0]) <= 4) {
+		double n = ceil((double)w->lanes * fabs(dv[0][0]) * bytes /
+				(double)w->fx->vbytes);
+
+		w->vl += block * (n < 1 ? 1 : n);
+	} else {
+		w->slv += block * (double)w->lanes;
+	}
+}
+
+/* Follow the loads of stage `sidx` whose loop dims move by u[dir] along
+ * each direction; inlined Funcs are looked through by composing their
+ * Jacobians. */
+static void walk(struct lwalk *w, int sidx, double u[FX_MAXDIRS][PT_FP_MAXDIMS],
+		 double mult, int depth)
+{
+	const struct pt_features *fx = w->fx;
+	const struct pt_model *m = fx->m;
+	const struct pt_stage *st = &m->stages[sidx];
+	int i, k, d, t;
+
+	for (i = fx->grp_first[sidx]; i < fx->grp_first[sidx + 1]; i++) {
+		const struct fx_grp *a = &fx->grp[i];
+		double dv[FX_MAXDIRS][PT_FP_MAXDIMS];
+		double c = mult * a->count;
+		int node = a->node;
+
+		for (t = 0; t < w->ndirs; t++)
+			for (k = 0; k < a->ncoords; k++) {
+				const double *row = &fx->jac[(size_t)(a->coord +
+								k) *
+							     PT_FP_MAXDIMS];
+				double v = 0;
+
+				if (fx->unknown[a->coord + k]) {
+					dv[t][k] = NAN;
+					continue;
+				}
+				for (d = 0; d < st->ndims; d++)
+					if (row[d] != 0)
+						v += row[d] * u[t][d];
+				dv[t][k] = v;
+			}
+		if (!a->self && node < m->nfuncs && fx->fn[node].inl &&
+		    depth < 64 && w->leaves < FX_MAXLEAVES) {
+			const struct pt_stage *g =
+				&m->stages[m->funcs[node].first_stage];
+			double v[FX_MAXDIRS][PT_FP_MAXDIMS];
+
+			for (t = 0; t < w->ndirs; t++)
+				for (d = 0; d < g->ndims; d++)
+					v[t][d] = g->dims[d].is_rvar ? 0 :
+						dv[t][g->dims[d].index];
+			walk(w, m->funcs[node].first_stage, v, c, depth + 1);
+			continue;
+		}
+		w->leaves++;
+		leaf(w, dv, a->ncoords, c, pt_fp_node_bytes(fx->fp, node));
+	}
+}
+
+/* Bytes and lines read by stage `sidx` over `dims`, not counting Funcs
+ * inside loop (tj, tp) when tj >= 0; with `alloc` the sum of the
+ * allocations read. */
+static void reads_at(struct pt_features *fx, int sidx,
+		     const struct pt_box *dims, int tj, int tp,
+		     double *bytes, double *lines, double *alloc)
+{
+	struct pt_fp_acc *acc = &fx->acc2;
+	int i;
+
+	*bytes = *lines = 0;
+	if (alloc)
+		*alloc = 0;
+	pt_fp_acc_clear(acc);
+	pt_fp_reads(fx->fp, sidx, dims, fx->inl, PT_FP_SELF, acc);
+	for (i = 0; i < acc->ntouched; i++) {
+		int n = acc->touched[i], nd = pt_fp_node_ndims(fx->fp, n);
+		const struct pt_box *b = &acc->box[n], *al;
+		double pts;
+
+		if (n < fx->nfuncs) {
+			if (fx->fn[n].inl)
+				continue;
+			if (tj >= 0 && n != tj && inside(fx, n, tj, tp))
+				continue;
+			al = &fx->fn[n].rs;
+		} else {
+			al = pt_fp_node_region(fx->fp, n);
+		}
+		pts = box_points(b, nd);
+		*bytes += pts * pt_fp_node_bytes(fx->fp, n);
+		*lines += pt_box_lines(b, al, nd);
+		if (alloc)
+			*alloc += n < fx->nfuncs ? fx->fn[n].bytes_real :
+				box_points(al, nd) *
+				pt_fp_node_bytes(fx->fp, n);
+	}
+}
+
+/* reads_at() over the last few boxes of one stage, remembered. */
+struct rmemo {
+	int n;
+	struct {
+		struct pt_box box;
+		int tj, tp;
+		double bytes, lines, alloc;
+	} e[5];
+};
+
+static void reads_memo(struct pt_features *fx, struct rmemo *mm, int sidx,
+		       const struct pt_box *dims, int tj, int tp,
+		       double *bytes, double *lines, double *alloc)
+{
+	int ndims = fx->m->stages[sidx].ndims, i, k;
+
+	for (i = 0; i < mm->n; i++) {
+		if (mm->e[i].tj != tj || (tj >= 0 && mm->e[i].tp != tp))
+			continue;
+		for (k = 0; k < ndims; k++)
+			if (mm->e[i].box.lo[k] != dims->lo[k] ||
+			    mm->e[i].box.hi[k] != dims->hi[k])
+				break;
+		if (k == ndims)
+			break;
+	}
+	if (i == mm->n) {
+		reads_at(fx, sidx, dims, tj, tp, &mm->e[i].bytes,
+			 &mm->e[i].lines, &mm->e[i].alloc);
+		mm->e[i].box = *dims;
+		mm->e[i].tj = tj;
+		mm->e[i].tp = tp;
+		mm->n++;
+	}
+	*bytes = mm->e[i].bytes;
+	*lines = mm->e[i].lines;
+	if (alloc)
+		*alloc = mm->e[i].alloc;
+}
+
+/* The Func's region written by one iteration of loop q of stage sidx. */
+static void written_box(const struct pt_features *fx, int sidx, int q,
+			const struct pt_box *rc, struct pt_box *out)
+{
+	const struct pt_stage *st = &fx->m->stages[sidx];
+	struct pt_box b;
+	int d;
+
+	*out = *rc;
+	loop_box(fx, sidx, q, &b);
+	for (d = 0; d < st->ndims; d++)
+		if (!st->dims[d].is_rvar) {
+			out->lo[st->dims[d].index] = b.lo[d];
+			out->hi[st->dims[d].index] = b.hi[d];
+		}
+}
+
+static double inner_bytes(const struct pt_box *b, int nargs, int bytes)
+{
+	return nargs ? (double)(b->hi[0] - b->lo[0] + 1) * bytes : bytes;
+}
+
+static void stage_features(struct pt_features *fx, int sidx, double *o)
+{
+	const struct pt_model *m = fx->m;
+	const struct pt_stage *st = &m->stages[sidx];
+	int f = st->func, nargs = m->funcs[f].nargs, bytes = fx->bytes[f];
+	const struct fx_func *fn = &fx->fn[f];
+	const struct fx_stage *fs = &fx->st[sidx];
+	const struct pt_feat_loop *l = &fx->loops[fs->first];
+	int n = fs->nloops, sliding, i, vec = -1, par = -1, pv;
+	double total, x;
+	struct pt_box b, d;
+	struct lwalk w;
+	struct rmemo memo;
+	double u[FX_MAXDIRS][PT_FP_MAXDIMS];
+
+	sliding = fn->sj != fn->cj || fn->sp != fn->cp;
+	if (sliding) {
+		pt_fp_stage_dims(fx->fp, sidx, &fn->rs, &d);
+		total = fn->real * box_points(&d, st->ndims);
+	} else {
+		total = fn->prod * fs->points;
+	}
+	o[PT_FEAT_NUM_REALIZATIONS] = fn->real;
+	o[PT_FEAT_NUM_PRODUCTIONS] = fn->prod;
+	o[PT_FEAT_POINTS_TOTAL] = total;
+	o[PT_FEAT_POINTS_PER_REALIZATION] = total / fn->real;
+	o[PT_FEAT_POINTS_PER_PRODUCTION] = total / fn->prod;
+	o[PT_FEAT_POINTS_MINIMUM] = fs->min_points;
+	o[PT_FEAT_REDUNDANT_RECOMPUTE] = total / fs->min_points;
+
+	o[PT_FEAT_INNERMOST_LOOP_EXTENT] = n ? (double)l[n - 1].extent : 1;
+	o[PT_FEAT_INNERMOST_PURE_LOOP_EXTENT] = 1;
+	for (i = n - 1; i >= 0; i--)
+		if (!st->dims[l[i].dim].is_rvar) {
+			o[PT_FEAT_INNERMOST_PURE_LOOP_EXTENT] =
+				(double)l[i].extent;
+			break;
+		}
+	o[PT_FEAT_UNROLLED_LOOP_EXTENT] = 1;
+	o[PT_FEAT_INNER_PARALLELISM] = 1;
+	w.fx = fx;
+	w.ndirs = 0;
+	w.vec = 0;
+	w.lanes = 1;
+	w.vl = w.slv = w.sls = 0;
+	w.leaves = 0;
+	for (i = 0; i < n; i++) {
+		switch (l[i].kind) {
+		case PT_LOOP_UNROLL:
+			o[PT_FEAT_UNROLLED_LOOP_EXTENT] *=
+				(double)l[i].extent;
+			break;
+		case PT_LOOP_PARALLEL:
+			o[PT_FEAT_INNER_PARALLELISM] *=
+				(double)l[i].extent;
+			par = i;
+			break;
+		case PT_LOOP_VECTOR:
+			vec = i;
+			break;
+		}
+	}
+	o[PT_FEAT_OUTER_PARALLELISM] = fn->outer_par;
+	o[PT_FEAT_NATIVE_VECTOR_SIZE] = fx->lanes[f];
+
+	/* vectors and scalars */
+	o[PT_FEAT_VECTOR_SIZE] = 1;
+	o[PT_FEAT_NUM_VECTORS] = 0;
+	o[PT_FEAT_NUM_SCALARS] = total;
+	if (vec >= 0) {
+		int64_t V = l[vec].extent, X;
+		double vpp, spp, ppp;
+
+		X = div_up(fs->ext[l[vec].dim], l[vec].stride);
+		if (l[vec].tail == PT_TAIL_GUARD || l[vec].tail < 0) {
+			vpp = (double)(X / V);
+			spp = (double)(X % V);
+			ppp = (double)X;
+		} else {
+			vpp = (double)div_up(X, V);
+			spp = 0;
+			ppp = vpp * (double)V;
+		}
+		o[PT_FEAT_VECTOR_SIZE] = (double)V;
+		o[PT_FEAT_NUM_VECTORS] = ppp > 0 ? total * vpp / ppp : 0;
+		o[PT_FEAT_NUM_SCALARS] = ppp > 0 ? total * spp / ppp : 0;
+		w.vec = 1;
+		w.lanes = V;
+		memset(u[0], 0, sizeof(u[0]));
+		u[0][l[vec].dim] = (double)l[vec].stride;
+		w.uext[0] = V;
+		w.ndirs = 1;
+	}
+
+	/* loads */
+	for (i = 0; i < n && w.ndirs < FX_MAXDIRS; i++)
+		if (l[i].kind == PT_LOOP_UNROLL) {
+			memset(u[w.ndirs], 0, sizeof(u[0]));
+			u[w.ndirs][l[i].dim] = (double)l[i].stride;
+			w.uext[w.ndirs++] = l[i].extent;
+		}
+	walk(&w, sidx, u, 1, 0);
+	x = o[PT_FEAT_UNROLLED_LOOP_EXTENT];
+	o[PT_FEAT_VECTOR_LOADS_PER_VECTOR] = vec >= 0 ? w.vl / x : 0;
+	o[PT_FEAT_SCALAR_LOADS_PER_VECTOR] = vec >= 0 ? w.slv / x : 0;
+	o[PT_FEAT_SCALAR_LOADS_PER_SCALAR] = w.sls / x;
+
+	/* what it writes */
+	o[PT_FEAT_BYTES_AT_ROOT] = box_points(pt_fp_node_region(fx->fp, f),
+					      nargs) * bytes;
+	o[PT_FEAT_INNERMOST_BYTES_AT_ROOT] =
+		inner_bytes(pt_fp_node_region(fx->fp, f), nargs, bytes);
+	o[PT_FEAT_BYTES_AT_REALIZATION] = fn->bytes_real;
+	o[PT_FEAT_INNERMOST_BYTES_AT_REALIZATION] =
+		inner_bytes(&fn->rs, nargs, bytes);
+	o[PT_FEAT_BYTES_AT_PRODUCTION] = box_points(&fn->rc, nargs) * bytes;
+	o[PT_FEAT_INNERMOST_BYTES_AT_PRODUCTION] =
+		inner_bytes(&fn->rc, nargs, bytes);
+	if (par >= 0)
+		written_box(fx, sidx, par, &fn->rc, &b);
+	else
+		b = fn->tj >= 0 ? fn->rt : fn->rroot;
+	o[PT_FEAT_BYTES_AT_TASK] = box_points(&b, nargs) * bytes;
+	o[PT_FEAT_INNERMOST_BYTES_AT_TASK] = inner_bytes(&b, nargs, bytes);
+
+	/* what it reads, at five sites (often over the same box) */
+	memo.n = 0;
+	pt_fp_stage_dims(fx->fp, sidx, &fn->rroot, &d);
+	reads_memo(fx, &memo, sidx, &d, -1, 0, &o[PT_FEAT_BYTES_READ_AT_ROOT],
+		   &o[PT_FEAT_LINES_READ_AT_ROOT], NULL);
+	pt_fp_stage_dims(fx->fp, sidx, &fn->rs, &d);
+	reads_memo(fx, &memo, sidx, &d, -1, 0,
+		   &o[PT_FEAT_BYTES_READ_PER_REALIZATION],
+		   &o[PT_FEAT_LINES_READ_PER_REALIZATION],
+		   &o[PT_FEAT_ALLOCATION_BYTES_READ_PER_REALIZATION]);
+	loop_box(fx, sidx, -1, &d);
+	reads_memo(fx, &memo, sidx, &d, -1, 0,
+		   &o[PT_FEAT_BYTES_READ_PER_PRODUCTION],
+		   &o[PT_FEAT_LINES_READ_PER_PRODUCTION], NULL);
+	if (par >= 0) {
+		loop_box(fx, sidx, par, &d);
+		reads_memo(fx, &memo, sidx, &d, sidx == fx->last[f] ? f : -1,
+			   par, &o[PT_FEAT_BYTES_READ_PER_TASK],
+			   &o[PT_FEAT_LINES_READ_PER_TASK], NULL);
+	} else {
+		pt_fp_stage_dims(fx->fp, sidx,
+				 fn->tj >= 0 ? &fn->rt : &fn->rroot, &d);
+		reads_memo(fx, &memo, sidx, &d, fn->tj, fn->tp,
+			   &o[PT_FEAT_BYTES_READ_PER_TASK],
+			   &o[PT_FEAT_LINES_READ_PER_TASK], NULL);
+	}
+	pv = vec >= 0 && vec == n - 1 ? n - 2 : n - 1;
+	loop_box(fx, sidx, pv, &d);
+	reads_memo(fx, &memo, sidx, &d, -1, 0,
+		   &o[PT_FEAT_BYTES_READ_PER_VECTOR],
+		   &o[PT_FEAT_LINES_READ_PER_VECTOR], NULL);
+
+	/* working sets */
+	o[PT_FEAT_WORKING_SET] = fn->inside;
+	o[PT_FEAT_WORKING_SET_AT_PRODUCTION] = wset(fx, fn->cj, fn->cp);
+	o[PT_FEAT_WORKING_SET_AT_REALIZATION] = wset(fx, fn->sj, fn->sp);
+	if (par >= 0)
+		o[PT_FEAT_WORKING_SET_AT_TASK] = sidx == fx->last[f] ?
+			wset(fx, f, par) : 0;
+	else
+		o[PT_FEAT_WORKING_SET_AT_TASK] = wset(fx, fn->tj, fn->tp);
+	o[PT_FEAT_WORKING_SET_AT_ROOT] = fx->wroot;
+}
+
+/* --- pass 5: inlined Funcs ------------------------------------------------ */
+
+/* Add, for every inlined Func that non-inlined stage `sidx` evaluates,
+ * its calls, vectors and scalars to its row. */
+static void inlined_counts(struct pt_features *fx, int sidx, double *out)
+{
+	const struct pt_model *m = fx->m;
+	const struct pt_stage *st = &m->stages[sidx];
+	const double *so = &out[(size_t)sidx * PT_FEAT_COUNT];
+	double *c = fx->copies;
+	int i, g, any = 0;
+
+	for (i = 0; i < st->naccesses; i++) {
+		const struct pt_access *a = &st->accesses[i];
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store ||
+		    a->producer == st->func || !fx->fn[a->producer].inl)
+			continue;
+		c[a->producer] += a->count > 0 ? a->count : 1;
+		any = 1;
+	}
+	if (!any)
+		return;
+	for (g = st->func - 1; g >= 0; g--) {
+		const struct pt_stage *gs;
+		double *go;
+
+		if (!fx->fn[g].inl || c[g] == 0)
+			continue;
+		gs = &m->stages[m->funcs[g].first_stage];
+		for (i = 0; i < gs->naccesses; i++) {
+			const struct pt_access *a = &gs->accesses[i];
+
+			if (a->kind == PT_ACCESS_FUNC && !a->is_store &&
+			    a->producer < g && fx->fn[a->producer].inl)
+				c[a->producer] += c[g] *
+					(a->count > 0 ? a->count : 1);
+		}
+		go = &out[(size_t)m->funcs[g].first_stage * PT_FEAT_COUNT];
+		go[PT_FEAT_INLINED_CALLS] += c[g] * so[PT_FEAT_POINTS_TOTAL];
+		go[PT_FEAT_NUM_VECTORS] += c[g] * so[PT_FEAT_NUM_VECTORS];
+		go[PT_FEAT_NUM_SCALARS] += c[g] * so[PT_FEAT_NUM_SCALARS];
+		c[g] = 0;
+	}
+}
+
+int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
+			double *out, struct pt_error *err)
+{
+	const struct pt_model *m = fx->m;
+	int f, k, ret;
+
+	if (!s)
+		return pt_error_set(err, PT_EINVAL, "no schedule");
+	if ((ret = structure(fx, s, err)))
+		return ret;
+	regions(fx);
+	working_sets(fx);
+	memset(out, 0, (size_t)m->nstages * PT_FEAT_COUNT * sizeof(*out));
+	for (f = 0; f < m->nfuncs; f++)
+		for (k = 0; k < m->funcs[f].nstages && !fx->fn[f].inl; k++) {
+			int sidx = m->funcs[f].first_stage + k;
+
+			stage_features(fx, sidx,
+				       &out[(size_t)sidx * PT_FEAT_COUNT]);
+		}
+	memset(fx->copies, 0, (size_t)m->nfuncs * sizeof(*fx->copies));
+	for (k = 0; k < m->nstages; k++)
+		if (!fx->fn[m->stages[k].func].inl)
+			inlined_counts(fx, k, out);
+	for (f = 0; f < m->nfuncs; f++) {
+		double *o;
+
+		if (!fx->fn[f].inl)
+			continue;
+		o = &out[(size_t)m->funcs[f].first_stage * PT_FEAT_COUNT];
+		o[PT_FEAT_POINTS_MINIMUM] =
+			fx->st[m->funcs[f].first_stage].min_points;
+		o[PT_FEAT_NATIVE_VECTOR_SIZE] = fx->lanes[f];
+		o[PT_FEAT_VECTOR_SIZE] = o[PT_FEAT_NUM_VECTORS] > 0 ?
+			(o[PT_FEAT_INLINED_CALLS] - o[PT_FEAT_NUM_SCALARS]) /
+			o[PT_FEAT_NUM_VECTORS] : 1;
+	}
+	return 0;
+}

@@ -1,0 +1,177 @@
+/* pt_features.h: the features of a complete schedule, per stage, for the
+ * cost model (doc/features.md defines every one).
+ *
+ * Two kinds, as in Adams et al. 2019 §4.1:
+ * - schedule features (PT_FEAT_*, PT_FEAT_COUNT doubles per stage of the
+ *   model): counts of points, vectors, scalars, allocations, tasks and
+ *   loads; bytes and contiguous lines written and read at root, per
+ *   parallel task, per realization (storage site), per production (compute
+ *   site) and per vector (innermost); working sets; redundant recompute.
+ *   They depend on the schedule and are computed by pt_features_compute().
+ * - algorithm features (PT_ALGO_*, PT_ALGO_COUNT doubles per stage): the
+ *   op histogram of the model by operation and type class, and the access
+ *   patterns of its loads and stores. They depend on the model only and are
+ *   computed once by pt_features_new().
+ *
+ * A context (struct pt_features) is built once per model: it compiles the
+ * footprints (pt_footprint.h), the access Jacobians and the algorithm
+ * features, and owns the scratch memory pt_features_compute() needs, so
+ * featurizing a schedule allocates nothing once the scratch has grown to
+ * the largest schedule seen.
+ *
+ * Schedules must have passed pt_sched_check() for the same model:
+ * pt_features_compute() checks only what it needs to stay in bounds (names
+ * that resolve, sites that exist) and fails with PT_EMISMATCH otherwise.
+ *
+ * Ownership: the context borrows the model (which must outlive it and not
+ * change) and owns everything else; free it with pt_features_free().
+ * Errors: 0 or a negative PT_E* code with the optional struct pt_error
+ * filled.
+ * Threads: a context is used by one thread at a time (it holds scratch);
+ * make one per thread. No global state.
+ */
+#ifndef PROTUNE_PT_FEATURES_H
+#define PROTUNE_PT_FEATURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protune/pt_error.h"
+#include "protune/pt_model.h"
+#include "protune/pt_sched.h"
+
+/* The version of the feature definitions and row layouts below: bump it
+ * whenever a feature is added, removed, reordered or defined differently,
+ * so that cost model weights fitted to older features are refused. */
+#define PT_FEAT_VERSION 1
+
+/* Schedule features, in the order of each stage's row. */
+enum pt_feat {
+	/* counts */
+	PT_FEAT_NUM_REALIZATIONS,
+	PT_FEAT_NUM_PRODUCTIONS,
+	PT_FEAT_POINTS_PER_REALIZATION,
+	PT_FEAT_POINTS_PER_PRODUCTION,
+	PT_FEAT_POINTS_TOTAL,
+	PT_FEAT_POINTS_MINIMUM,
+	PT_FEAT_REDUNDANT_RECOMPUTE,
+	PT_FEAT_INNERMOST_LOOP_EXTENT,
+	PT_FEAT_INNERMOST_PURE_LOOP_EXTENT,
+	PT_FEAT_UNROLLED_LOOP_EXTENT,
+	PT_FEAT_INNER_PARALLELISM,
+	PT_FEAT_OUTER_PARALLELISM,
+	PT_FEAT_VECTOR_SIZE,
+	PT_FEAT_NATIVE_VECTOR_SIZE,
+	PT_FEAT_NUM_VECTORS,
+	PT_FEAT_NUM_SCALARS,
+	PT_FEAT_INLINED_CALLS,
+	/* loads */
+	PT_FEAT_VECTOR_LOADS_PER_VECTOR,
+	PT_FEAT_SCALAR_LOADS_PER_VECTOR,
+	PT_FEAT_SCALAR_LOADS_PER_SCALAR,
+	/* what the stage writes */
+	PT_FEAT_BYTES_AT_ROOT,
+	PT_FEAT_INNERMOST_BYTES_AT_ROOT,
+	PT_FEAT_BYTES_AT_REALIZATION,
+	PT_FEAT_INNERMOST_BYTES_AT_REALIZATION,
+	PT_FEAT_BYTES_AT_PRODUCTION,
+	PT_FEAT_INNERMOST_BYTES_AT_PRODUCTION,
+	PT_FEAT_BYTES_AT_TASK,
+	PT_FEAT_INNERMOST_BYTES_AT_TASK,
+	/* what the stage reads */
+	PT_FEAT_BYTES_READ_AT_ROOT,
+	PT_FEAT_LINES_READ_AT_ROOT,
+	PT_FEAT_BYTES_READ_PER_REALIZATION,
+	PT_FEAT_LINES_READ_PER_REALIZATION,
+	PT_FEAT_BYTES_READ_PER_PRODUCTION,
+	PT_FEAT_LINES_READ_PER_PRODUCTION,
+	PT_FEAT_BYTES_READ_PER_TASK,
+	PT_FEAT_LINES_READ_PER_TASK,
+	PT_FEAT_BYTES_READ_PER_VECTOR,
+	PT_FEAT_LINES_READ_PER_VECTOR,
+	PT_FEAT_ALLOCATION_BYTES_READ_PER_REALIZATION,
+	/* working sets */
+	PT_FEAT_WORKING_SET,
+	PT_FEAT_WORKING_SET_AT_TASK,
+	PT_FEAT_WORKING_SET_AT_PRODUCTION,
+	PT_FEAT_WORKING_SET_AT_REALIZATION,
+	PT_FEAT_WORKING_SET_AT_ROOT,
+	PT_FEAT_COUNT
+};
+
+/* Algorithm features: PT_ALGO_OP(kind, type class) counts operations per
+ * point (the model's op histogram), PT_ALGO_ACCESS(pattern, access kind)
+ * counts accesses (with their model counts) by the shape of their
+ * Jacobian. */
+enum pt_algo_op {
+	PT_OP_ADD, PT_OP_SUB, PT_OP_MUL, PT_OP_DIV, PT_OP_MOD, PT_OP_MIN,
+	PT_OP_MAX, PT_OP_EQ, PT_OP_NE, PT_OP_LT, PT_OP_LE, PT_OP_GT, PT_OP_GE,
+	PT_OP_AND, PT_OP_OR, PT_OP_NOT, PT_OP_SELECT, PT_OP_CAST, PT_OP_LOAD,
+	PT_OP_CALL, PT_OP_OTHER, PT_OP_COUNT
+};
+enum pt_algo_type {
+	PT_TC_BOOL, PT_TC_INT8, PT_TC_INT16, PT_TC_INT32, PT_TC_INT64,
+	PT_TC_FLOAT, PT_TC_DOUBLE, PT_TC_COUNT
+};
+enum pt_algo_pattern {
+	PT_PAT_POINTWISE, PT_PAT_TRANSPOSE, PT_PAT_BROADCAST, PT_PAT_SLICE,
+	PT_PAT_OTHER, PT_PAT_COUNT
+};
+enum pt_algo_access {
+	PT_ACC_FUNC, PT_ACC_SELF, PT_ACC_INPUT, PT_ACC_STORE, PT_ACC_COUNT
+};
+#define PT_ALGO_OP(op, tc) ((op) * PT_TC_COUNT + (tc))
+#define PT_ALGO_ACCESS(pat, acc) \
+	(PT_OP_COUNT * PT_TC_COUNT + (pat) * PT_ACC_COUNT + (acc))
+#define PT_ALGO_COUNT \
+	(PT_OP_COUNT * PT_TC_COUNT + PT_PAT_COUNT * PT_ACC_COUNT)
+
+/* Names as doc/features.md spells them: pt_feat_name() gives
+ * "num_vectors" (NULL out of range); pt_algo_name() writes
+ * "op.add.int32" or "access.pointwise.func" into buf (at most 32 bytes
+ * with the NUL) and returns 0, or PT_EINVAL out of range or when `size` is
+ * too small. */
+const char *pt_feat_name(int feat);
+int pt_algo_name(int index, char *buf, size_t size);
+
+struct pt_features;
+
+int pt_features_new(const struct pt_model *m, struct pt_features **out,
+		    struct pt_error *err);
+void pt_features_free(struct pt_features *fx);
+
+/* The algorithm features of model stage `stage` (an index into
+ * m->stages): PT_ALGO_COUNT doubles, owned by the context. */
+const double *pt_features_algo(const struct pt_features *fx, int stage);
+
+/* Featurize schedule `s`: `out` receives m->nstages rows of PT_FEAT_COUNT
+ * doubles, row i for m->stages[i]. Rows of inlined Funcs hold only what
+ * doc/features.md says (their calls, vectors and scalars); the rest is 0. */
+int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
+			double *out, struct pt_error *err);
+
+/* One loop of a stage as the last pt_features_compute() saw it, outermost
+ * first: the schedule's loop nest (pt_sched_nest()) with the extent of one
+ * production of the Func (not the estimate), the stage dim it descends
+ * from, and its step along that dim. */
+struct pt_feat_loop {
+	const char *name;  /* borrowed from the schedule or the context */
+	int dim;           /* index into the stage's dims */
+	int kind;          /* PT_LOOP_* */
+	int is_split_inner;/* the inner half of a split: constant extent */
+	int tail;          /* split inner halves: the split's enum pt_tail;
+			    * otherwise -1 */
+	int64_t extent;
+	int64_t stride;
+};
+
+/* The loops of model stage `stage` in the last featurized schedule, valid
+ * until the next pt_features_compute() on this context; returns their
+ * count (0 for an inlined Func's stage). A stage has at most
+ * PT_FEAT_MAXLOOPS loops and each dim at most 8 splits of its outer loops
+ * (pt_features_compute() fails with PT_EINVAL beyond that). */
+#define PT_FEAT_MAXLOOPS 64
+int pt_features_loops(const struct pt_features *fx, int stage,
+		      const struct pt_feat_loop **loops);
+
+#endif
