@@ -5,6 +5,7 @@
  *   protune check MODEL SCHED     does the schedule fit the model?
  *   protune baseline MODEL        the baseline schedule
  *   protune random MODEL [--seed N]
+ *   protune space MODEL [--seed N] [--children] [--bench N]
  *   protune cpp MODEL SCHED       the schedule as Halide C++
  *   protune measure MODEL SCHED [--runs N] [--min-time S] [--keep]
  *                   [--cache-dir D] [--plugin P] [--no-check] [-v]
@@ -17,6 +18,7 @@
 #include "protune/pt_model.h"
 #include "protune/pt_randsched.h"
 #include "protune/pt_sched.h"
+#include "protune/pt_space.h"
 #include "protune/pt_spawn.h"
 #include "protune/pt_strbuf.h"
 #include "pt_cmd_cache.h"
@@ -30,14 +32,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXIT_USAGE 2
 
 enum {
 	OPT_SEED = 1 << 0,
-	OPT_MEASURE = 1 << 1  /* --runs --min-time --keep --cache-dir
+	OPT_MEASURE = 1 << 1, /* --runs --min-time --keep --cache-dir
 			       * --plugin --no-check -v */
+	OPT_CHILDREN = 1 << 2 /* --children --bench */
 };
 
 struct args {
@@ -46,7 +50,7 @@ struct args {
 	uint64_t seed;
 	int runs;
 	double min_time;
-	int keep, no_check, verbose;
+	int keep, no_check, verbose, children, bench;
 	const char *cache_dir, *plugin;
 };
 
@@ -70,6 +74,12 @@ static void usage(FILE *f)
 	      "  baseline MODEL      print the baseline schedule\n"
 	      "  random MODEL [--seed N]\n"
 	      "                      print a random legal schedule\n"
+	      "  space MODEL [--seed N] [--children] [--bench N]\n"
+	      "                      print the schedule of a random complete\n"
+	      "                      state of the schedule space; --children:\n"
+	      "                      the decisions on its way and how many\n"
+	      "                      children each has; --bench: time N\n"
+	      "                      random complete states\n"
 	      "  cpp MODEL SCHED     print the schedule as Halide C++\n"
 	      "  measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
 	      "          [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
@@ -308,6 +318,138 @@ static int cmd_random(const struct args *a)
 	return ret;
 }
 
+static const char *const decision_word[] = { "", "granularity", "tiling",
+					     "inner" };
+
+/* The decisions on a random path to a complete state: one line each with
+ * the depth, the Func, the stage and how many children it has. */
+static int space_children(const struct pt_model *m, const struct pt_space *sp,
+			  struct pt_space_work *w, struct pt_space_state *st,
+			  uint64_t *rng)
+{
+	int f, stage, what, n, ret;
+
+	printf("state size %zu bytes\n", pt_space_state_size(sp));
+	while (!pt_space_next(sp, st, &f, &stage, &what)) {
+		n = pt_space_children(sp, st, w, NULL, NULL);
+		if (n < 0)
+			return fail("counting children: %s", pt_strerror(n));
+		printf("depth %d: f%d (%s) stage %d %s: %d children\n",
+		       pt_space_depth(sp, st), f,
+		       m->funcs[f].label ? m->funcs[f].label : "?", stage,
+		       decision_word[what], n);
+		if ((ret = pt_space_random_child(sp, st, w, rng, st)))
+			return fail("drawing a child: %s", pt_strerror(ret));
+	}
+	printf("complete at depth %d\n", pt_space_depth(sp, st));
+	return fflush(stdout) ? fail("cannot write the output: %s",
+				     strerror(errno)) : 0;
+}
+
+static double seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Time a->bench random complete states from the root, then as many with
+ * their schedules built. */
+static int space_bench(const struct args *a, const struct pt_space *sp,
+		       struct pt_space_work *w,
+		       const struct pt_space_state *root)
+{
+	struct pt_space_state *st = pt_space_state_new(sp);
+	double t0, t1, t2, depth = 0;
+	int i, ret = 0;
+
+	if (!st)
+		return fail("out of memory");
+	t0 = seconds();
+	for (i = 0; i < a->bench && !ret; i++) {
+		uint64_t rng = a->seed + (uint64_t)i;
+
+		ret = pt_space_random_complete(sp, root, w, &rng, st);
+		depth += pt_space_depth(sp, st);
+	}
+	t1 = seconds();
+	for (i = 0; i < a->bench && !ret; i++) {
+		uint64_t rng = a->seed + (uint64_t)i;
+		struct pt_sched *s = NULL;
+
+		ret = pt_space_random_complete(sp, root, w, &rng, st);
+		if (!ret)
+			ret = pt_space_sched(sp, st, &s);
+		pt_sched_free(s);
+	}
+	t2 = seconds();
+	free(st);
+	if (ret)
+		return fail("%s", pt_strerror(ret));
+	printf("%d random complete states (%.1f decisions each, %zu bytes): "
+	       "%.0f states/s, %.1f us each; with the schedule: %.0f "
+	       "states/s, %.1f us each\n", a->bench, depth / a->bench,
+	       pt_space_state_size(sp), a->bench / (t1 - t0),
+	       1e6 * (t1 - t0) / a->bench, a->bench / (t2 - t1),
+	       1e6 * (t2 - t1) / a->bench);
+	return fflush(stdout) ? fail("cannot write the output: %s",
+				     strerror(errno)) : 0;
+}
+
+static int cmd_space(const struct args *a)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_model *m = NULL;
+	struct pt_space *sp = NULL;
+	struct pt_space_work *w = NULL;
+	struct pt_space_state *st = NULL;
+	struct pt_sched *s = NULL;
+	uint64_t rng = a->seed;
+	int ret;
+
+	if (load_model(a->pos[0], &m))
+		return 1;
+	if (pt_space_new(m, NULL, &sp, &err)) {
+		ret = fail("%s: %s", display_name(a->pos[0]), err.msg);
+		goto out;
+	}
+	w = pt_space_work_new(sp);
+	st = pt_space_state_new(sp);
+	if (!w || !st || pt_space_root(sp, w, st)) {
+		ret = fail("out of memory");
+		goto out;
+	}
+	if (a->children) {
+		ret = space_children(m, sp, w, st, &rng);
+		goto out;
+	}
+	if (a->bench) {
+		ret = space_bench(a, sp, w, st);
+		goto out;
+	}
+	if ((ret = pt_space_random_complete(sp, st, w, &rng, st)) ||
+	    (ret = pt_space_sched(sp, st, &s)) ||
+	    (ret = pt_strvec_pushf(&s->meta, "seed=%llu",
+				   (unsigned long long)a->seed))) {
+		ret = fail("%s", pt_strerror(ret));
+		goto out;
+	}
+	if (pt_sched_check(m, s, &err)) {
+		/* A bug in the space: say so rather than print it. */
+		ret = fail("the space gave an illegal schedule: %s", err.msg);
+		goto out;
+	}
+	ret = print_sched(s);
+out:
+	pt_sched_free(s);
+	free(st);
+	pt_space_work_free(w);
+	pt_space_free(sp);
+	pt_model_free(m);
+	return ret;
+}
+
 static int cmd_cpp(const struct args *a)
 {
 	struct pt_model *m = NULL;
@@ -417,6 +559,8 @@ static const struct command commands[] = {
 	{ "check", 2, 0, "check MODEL SCHED", cmd_check },
 	{ "baseline", 1, 0, "baseline MODEL", cmd_baseline },
 	{ "random", 1, OPT_SEED, "random MODEL [--seed N]", cmd_random },
+	{ "space", 1, OPT_SEED | OPT_CHILDREN,
+	  "space MODEL [--seed N] [--children] [--bench N]", cmd_space },
 	{ "cpp", 2, 0, "cpp MODEL SCHED", cmd_cpp },
 	{ "measure", 2, OPT_MEASURE,
 	  "measure MODEL SCHED [--runs N] [--min-time S] [--keep] "
@@ -491,9 +635,13 @@ static int parse_args(const struct command *c, int argc, char **argv,
 		memcpy(name, arg, n);
 		name[n] = '\0';
 		takes_value = !strcmp(name, "--seed") ||
+			!strcmp(name, "--bench") ||
 			!strcmp(name, "--runs") || !strcmp(name, "--min-time") ||
 			!strcmp(name, "--cache-dir") || !strcmp(name, "--plugin");
 		if (!(((c->opts & OPT_SEED) && !strcmp(name, "--seed")) ||
+		      ((c->opts & OPT_CHILDREN) &&
+		       (!strcmp(name, "--children") ||
+			!strcmp(name, "--bench"))) ||
 		      ((c->opts & OPT_MEASURE) &&
 		       (!strcmp(name, "--runs") || !strcmp(name, "--min-time") ||
 			!strcmp(name, "--cache-dir") ||
@@ -536,6 +684,13 @@ static int parse_args(const struct command *c, int argc, char **argv,
 			a->keep = 1;
 		} else if (!strcmp(name, "--no-check")) {
 			a->no_check = 1;
+		} else if (!strcmp(name, "--children")) {
+			a->children = 1;
+		} else if (!strcmp(name, "--bench")) {
+			if (parse_int(val, 1, 100000000, &v))
+				return usage_error(c, "bad state count '%s'",
+						   val);
+			a->bench = (int)v;
 		}
 	}
 	if (a->npos < c->npos)

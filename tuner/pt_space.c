@@ -1,2 +1,2855 @@
-/* placeholder */
-typedef int pt_placeholder_pt_space;
+/* pt_space.c: the schedule space (pt_space.h, doc/space.md).
+ *
+ * A state is a flat block: a header (the decision it waits for), one block
+ * per Func (granularity, site, and the instances and region per instance
+ * the site gives), and one block per stage (its tiling levels). Everything
+ * a decision needs is derived from that block when it is taken: the loop
+ * nest of a consumer, the uses of a Func, the regions it computes per loop
+ * iteration. Nothing is cached between calls, so a state can be copied
+ * anywhere.
+ *
+ * The options of a decision are small descriptors built into the work
+ * area; a child is built only for the option picked (or, when all are
+ * enumerated, one at a time). The one costly test, how much a site makes a
+ * Func recompute, is run lazily for sites that split a consumer's level
+ * (there can be many): a random draw tests only what it draws.
+ *
+ * Legality is by construction (doc/schedule-legality.md): the loop
+ * structure keeps each dim's splits in order and splits only outer halves;
+ * tails are guard, shift only at root within the estimate, round only on a
+ * vector split of stage 0 of a Func whose region need not stay exact (so a
+ * round tail never meets a guard vector tail); sites are level ends that
+ * enclose every use, never inside a vector tile of a consumer that reads
+ * with a stride along it; inline chains stay within rule 3; sliding
+ * windows keep to the one shape rule 5 allows.
+ */
+#include "protune/pt_space.h"
+#include "protune/pt_randsched.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXLEV PT_SPACE_MAX_LEVELS
+#define MAXARGS PT_SPACE_MAX_ARGS
+#define MAXSPLIT MAXLEV    /* splits of one dim: the vector one and one
+			    * per level holding a constant piece */
+#define NAMELEN 24
+#define REM 0xff           /* level factor: what is left of the dim */
+#define NOLEV 0xff
+#define MAXCODE 20         /* tile factors up to 2^20 */
+#define NCAND (MAXCODE + 2)
+
+/* doc/schedule-legality.md, rule 3 */
+#define MAX_INLINED_FEEDING 8
+#define MAX_INLINE_COPIES 64
+#define INLINE_OPS 128.0   /* PT_SPACE_PRUNE_INLINE_SIZE */
+#define UNROLL_MAX 16      /* an innermost level unrolled (Adams: 16) */
+#define UNROLL_CODE 1024.0 /* its operations times the unrolled extent */
+#define RANDOM_TRIES 8
+
+enum { G_NONE, G_INLINE, G_ROOT, G_AT, G_SLIDE };
+enum { K_INLINE, K_ROOT, K_AT, K_SPLIT, K_SLIDE, K_TILE, K_NONE, K_INNER,
+       NKINDS };
+
+/* --- the state's layout --------------------------------------------------- */
+
+struct st_hdr {
+	int16_t func;      /* the next decision's Func, -1 when complete */
+	uint8_t what;      /* PT_SPACE_GRAN, _TILE, _INNER */
+	uint8_t stage;
+	uint32_t depth;
+};
+
+struct st_func {
+	uint8_t gran;      /* G_* */
+	uint8_t slot;      /* G_AT: the site's level id; G_SLIDE: the pure
+			    * dim of the site's last stage it slides over */
+	int16_t site;      /* G_AT, G_SLIDE: the Func */
+	float inst;        /* how many times it is computed */
+	/* then float reg[min(nargs, MAXARGS)]: its region per instance */
+};
+
+/* A stage's loops: levels (ids 0..nlev-1, in order[] outermost first),
+ * each giving every pure dim a factor: 0 none, c >= 1 a constant piece of
+ * 2^c, REM what is left (exactly one level per dim, and no piece outside
+ * it). The vector loop (vdim, native width) is innermost; reduction loops
+ * sit just inside level rvlev's pure loops; level par is parallel. */
+struct st_stage {
+	int8_t vdim;       /* pure dim index, -1 none */
+	uint8_t nlev;      /* 0: no tiling (no directives) */
+	uint8_t par;       /* level id or NOLEV */
+	uint8_t rvlev;
+	uint8_t order[MAXLEV];
+	uint8_t feeding;   /* inlined Funcs feeding it (rule 3) */
+	uint8_t done;      /* 1: tiling decided, 2: inner level decided */
+	uint16_t pad;
+	float added;       /* operations inlining adds to it */
+	/* then uint8_t fac[MAXLEV][npure] */
+};
+
+/* --- the space ------------------------------------------------------------ */
+
+/* Reads compiled for footprints: the reads of one producer that differ
+ * only in their offsets are merged into one group whose offsets span
+ * theirs (a 5x5 stencil is one group), since boxes are hulls anyway. */
+struct sp_term {
+	int dim;
+	double k;
+};
+
+struct sp_coord {
+	int affine, nterms, first;   /* terms sp->terms[first..] */
+	int has_min, has_max;
+	double omin, omax, cmin, cmax;
+};
+
+struct sp_group {
+	int producer, whole;         /* whole: reads the producer's region */
+	int rep;                     /* the access it was made from */
+	double count;                /* accesses merged, with their counts */
+	int ncoords, first;          /* coords sp->coords[first..] */
+};
+
+struct sp_reader {
+	int stage;
+	double count;
+};
+
+struct sp_stage {
+	const struct pt_stage *ms;
+	int ngroups, first_group;
+	int func, index;
+	int tiled;                 /* takes directives and decisions */
+	int npure;
+	int pure[MAXARGS];         /* stage dim of each pure dim, innermost
+				    * first */
+	int arg[MAXARGS];          /* its Func argument */
+	int nrv;
+	double ops;
+	size_t off;
+	/* [p][k][0]: dim p after k splits; [p][k][1]: the inner half of
+	 * split k */
+	char name[MAXARGS][MAXSPLIT + 1][2][NAMELEN];
+};
+
+struct sp_func {
+	int nargs, nstages, first, last;  /* first, last: stage indices */
+	int lanes, exact, single_load, is_output, can_inline, wide;
+	double ops;                /* stage 0's, what inlining copies */
+	double root_points;
+	double rmin[MAXARGS], rext[MAXARGS];
+	size_t off;
+};
+
+struct pt_space {
+	const struct pt_model *m;
+	struct pt_space_opts o;
+	int cores;
+	int nfuncs, nstages, maxdims;
+	struct sp_func *fn;
+	struct sp_stage *sg;
+	size_t size;
+	struct sp_group *groups;
+	struct sp_coord *coords;
+	struct sp_term *terms;
+	int ngroups, ncoords, nterms;
+	/* Per Func, the stages of other Funcs that read it and how many
+	 * times: readers[rfirst[f] .. rfirst[f + 1]). */
+	struct sp_reader *readers;
+	int *rfirst, *rcount;
+};
+
+struct opt {
+	uint8_t kind;      /* K_* */
+	uint8_t level;     /* K_AT, K_SPLIT: the site's level id; K_SLIDE:
+			    * the pure dim */
+	int16_t func;      /* K_AT, K_SPLIT, K_SLIDE: the site's Func */
+	int8_t vdim;       /* K_TILE */
+	uint8_t rv;        /* K_INNER: reduction loops outside the level */
+	uint8_t state;     /* 0 not tested yet, 1 valid, 2 pruned */
+	uint8_t pad;
+	uint8_t code[MAXARGS];
+	int qmin;          /* K_SPLIT: the split level's order index */
+	int fam;           /* K_SPLIT in an option list: its family, and
+			    * the option stands for all the family's
+			    * combinations; -1 in a concrete option */
+	float inst;        /* K_AT, K_SPLIT, K_SLIDE, once valid */
+	float reg[MAXARGS];
+};
+
+/* Candidate pieces per dim (a tiling's candidates). */
+struct cands {
+	int n[MAXARGS];
+	uint8_t c[MAXARGS][NCAND];
+};
+
+/* Tilings as candidate lists whose combinations are decoded on demand
+ * (there can be hundreds, and a random draw needs one): the splits of one
+ * level of a site's Func (K_SPLIT), the parallel tilings of a stage for
+ * one vector dim (K_TILE), its inner levels (K_INNER, with the place of
+ * the reduction loops as one more digit). */
+struct fam {
+	int np, total;         /* pure dims; combinations */
+	int nrv;               /* K_INNER: 2 with reduction loops, else 1 */
+	int par;               /* task bounds apply */
+	uint8_t x[MAXARGS];    /* K_SPLIT, K_INNER: the level's factors */
+	struct cands cs;
+	double tf[MAXARGS][NCAND];  /* tasks each candidate leaves outside */
+};
+
+struct optbuf {
+	struct opt *v;
+	int n, cap;
+	struct fam *f;
+	int nf, fcap;
+};
+
+/* One loop of a stage's nest. */
+struct sp_loop {
+	int16_t dim;       /* the stage dim */
+	int8_t p;          /* pure dim index, -1 for a reduction loop */
+	uint8_t level;     /* level id, NOLEV for vector and reduction
+			    * loops */
+	uint8_t nsplit;    /* pure: inner half of split nsplit, or what is
+			    * left after nsplit splits */
+	uint8_t inner, vec, par;
+	double extent;     /* in one instance */
+};
+
+/* What build_nest() tells about a nest besides the loops. */
+struct ninfo {
+	int n;
+	int lend[MAXLEV];    /* per level id: position of its innermost
+			      * loop */
+	int lfirst[MAXLEV];  /* ... and of its outermost */
+	int rpos[MAXARGS];   /* per pure dim: position of what is left */
+	int nsplit[MAXARGS];
+	int64_t pfac[MAXARGS][MAXSPLIT];  /* factor of split k + 1 */
+};
+
+struct pt_space_work {
+	struct optbuf ob[2], tmp;  /* tmp: for sorting */
+	double *copies;        /* per stage: copies of a Func's body */
+	double *fcopies;       /* per Func (inlined ones) */
+	int *uses, nuses;      /* stages that read the Func */
+	int *reach, *stamp;    /* per Func: find_uses() walk, marks */
+	int *sstamp, now;      /* per stage: marks */
+	double *blo, *bhi;     /* per Func: a box, MAXARGS wide */
+	unsigned char *bset, *incl;
+	double *dlo, *dhi;     /* per stage dim */
+	struct sp_loop *loops[2];
+	unsigned char *blk;    /* one stage block */
+	struct pt_space_state *child;
+};
+
+/* --- small helpers -------------------------------------------------------- */
+
+uint64_t pt_space_rand(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static int below(uint64_t *rng, int n)
+{
+	return n > 1 ? (int)(pt_space_rand(rng) % (uint64_t)n) : 0;
+}
+
+static struct st_hdr *hdr(const struct pt_space_state *st)
+{
+	return (struct st_hdr *)(void *)st;
+}
+
+static struct st_func *fblk(const struct pt_space *sp,
+			    const struct pt_space_state *st, int f)
+{
+	return (struct st_func *)(void *)((char *)st + sp->fn[f].off);
+}
+
+static float *freg(struct st_func *b)
+{
+	return (float *)(void *)(b + 1);
+}
+
+static struct st_stage *sblk(const struct pt_space *sp,
+			     const struct pt_space_state *st, int s)
+{
+	return (struct st_stage *)(void *)((char *)st + sp->sg[s].off);
+}
+
+static size_t sblk_size(int npure)
+{
+	return (sizeof(struct st_stage) + (size_t)MAXLEV * (size_t)npure +
+		3) & ~(size_t)3;
+}
+
+static uint8_t *fac(struct st_stage *b, int npure, int lev, int p)
+{
+	return (uint8_t *)(b + 1) + lev * npure + p;
+}
+
+static int gran(const struct pt_space *sp, const struct pt_space_state *st,
+		int f)
+{
+	return fblk(sp, st, f)->gran;
+}
+
+static int inlined(const struct pt_space *sp, const struct pt_space_state *st,
+		   int f)
+{
+	return fblk(sp, st, f)->gran == G_INLINE;
+}
+
+static int last_sidx(const struct pt_space *sp, int f)
+{
+	return sp->fn[f].last;
+}
+
+static double rat(struct pt_rat r)
+{
+	return (double)r.num / (double)(r.den ? r.den : 1);
+}
+
+static double dim_ext(const struct pt_dim *d)
+{
+	return d->extent > 0 ? (double)d->extent : 1;
+}
+
+static int64_t div_up(int64_t a, int64_t b)
+{
+	if (a <= 0)
+		return 0;
+	return a / b + (a % b != 0);
+}
+
+static double ceil_div(double a, double b)
+{
+	double r = ceil(a / b - 1e-9);
+
+	return r >= 1 ? r : 1;
+}
+
+static int optbuf_add(struct optbuf *ob, struct opt **out)
+{
+	if (ob->n == ob->cap) {
+		int cap = ob->cap ? 2 * ob->cap : 64;
+		struct opt *v = realloc(ob->v, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return PT_ENOMEM;
+		ob->v = v;
+		ob->cap = cap;
+	}
+	*out = &ob->v[ob->n++];
+	memset(*out, 0, sizeof(**out));
+	(*out)->fam = -1;
+	return 0;
+}
+
+static int fam_add(struct optbuf *ob, struct fam **out)
+{
+	if (ob->nf == ob->fcap) {
+		int cap = ob->fcap ? 2 * ob->fcap : 16;
+		struct fam *v = realloc(ob->f, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return PT_ENOMEM;
+		ob->f = v;
+		ob->fcap = cap;
+	}
+	*out = &ob->f[ob->nf++];
+	return 0;
+}
+
+/* --- the model's analysis ------------------------------------------------- */
+
+static double stage_ops(const struct pt_stage *ms)
+{
+	double n = 0;
+	int i;
+
+	for (i = 0; i < ms->nops; i++)
+		n += (double)ms->ops[i].count;
+	return n > 1 ? n : 1;
+}
+
+/* A coordinate that moves with the consumer's region (rule 7). */
+static int follows_region(const struct pt_stage *ms, const struct pt_coord *c)
+{
+	int d;
+
+	if (c->has_clamp_min && c->has_clamp_max)
+		return 0;
+	if (!c->affine || !c->coef)
+		return 1;
+	for (d = 0; d < ms->ndims; d++)
+		if (!ms->dims[d].is_rvar && c->coef[d].num)
+			return 1;
+	return 0;
+}
+
+/* Funcs whose region must stay exact (rule 7): outputs, and Funcs reading
+ * an input buffer or such a Func along their own region. */
+static void find_exact(struct pt_space *sp)
+{
+	const struct pt_model *m = sp->m;
+	int f, i, j, k;
+
+	for (f = 0; f < m->nfuncs; f++) {
+		struct sp_func *fn = &sp->fn[f];
+
+		fn->exact = m->funcs[f].is_output;
+		for (i = 0; i < fn->nstages && !fn->exact; i++) {
+			const struct pt_stage *ms = &m->stages[fn->first + i];
+
+			for (j = 0; j < ms->naccesses; j++) {
+				const struct pt_access *a = &ms->accesses[j];
+
+				if (a->is_store || (a->kind == PT_ACCESS_FUNC &&
+				    (a->producer < 0 || a->producer >= f ||
+				     !sp->fn[a->producer].exact)))
+					continue;
+				for (k = 0; k < a->ncoords; k++)
+					if (follows_region(ms, &a->coords[k]))
+						fn->exact = 1;
+			}
+		}
+	}
+}
+
+/* One load and nothing else (an input wrapper): Adams' exception to the
+ * recompute bound. */
+static int single_load(const struct pt_model *m, int f)
+{
+	const struct pt_func *mf = &m->funcs[f];
+	const struct pt_stage *ms = &m->stages[mf->first_stage];
+	int i, loads = 0;
+
+	if (mf->nstages != 1 || ms->naccesses != 1 ||
+	    ms->accesses[0].count > 1)
+		return 0;
+	for (i = 0; i < ms->nops; i++) {
+		if (strncmp(ms->ops[i].name, "load.", 5))
+			return 0;
+		loads += (int)ms->ops[i].count;
+	}
+	return loads == 1;
+}
+
+static int name_match(const char *label, const char *name)
+{
+	size_t a, b;
+
+	if (!label)
+		return 0;
+	if (!strcmp(label, name))
+		return 1;
+	a = strlen(label);
+	b = strlen(name);
+	return a > b && label[a - b - 1] == '.' &&
+		!strcmp(label + a - b, name);
+}
+
+static int clashes(const struct pt_model *m, int f, const char *name)
+{
+	const struct pt_func *mf = &m->funcs[f];
+	int i, d;
+
+	for (i = 0; i < mf->nstages; i++) {
+		const struct pt_stage *ms = &m->stages[mf->first_stage + i];
+
+		for (d = 0; d < ms->ndims; d++)
+			if (name_match(ms->dims[d].label, name))
+				return 1;
+	}
+	return 0;
+}
+
+/* Names of split results: dim v2 split twice gives v2o, v2i, then v2oo,
+ * v2oi; with a prefix when those clash with one of Halide's names. */
+static int make_names(const struct pt_model *m, struct sp_stage *sg)
+{
+	static const char *const prefix[] = { "", "t", "t_", "q_", "s_z" };
+	int style, p, k, ok;
+
+	for (style = 0; style < 5; style++) {
+		ok = 1;
+		for (p = 0; p < sg->npure && ok; p++) {
+			char stem[12];
+			int idx = sg->ms->dims[sg->pure[p]].index;
+
+			snprintf(stem, sizeof(stem), "%sv%d", prefix[style],
+				 idx);
+			snprintf(sg->name[p][0][0], NAMELEN, "v%d", idx);
+			sg->name[p][0][1][0] = '\0';
+			for (k = 1; k <= MAXSPLIT; k++) {
+				char *o = sg->name[p][k][0];
+				char *in = sg->name[p][k][1];
+
+				snprintf(o, NAMELEN, "%s%.*so", stem, k - 1,
+					 "oooooooo");
+				snprintf(in, NAMELEN, "%s%.*si", stem, k - 1,
+					 "oooooooo");
+				if (clashes(m, sg->func, o) ||
+				    clashes(m, sg->func, in))
+					ok = 0;
+			}
+		}
+		if (ok)
+			return 1;
+	}
+	return 0;
+}
+
+static int parse_cores(const char *mp)
+{
+	long v = mp ? strtol(mp, NULL, 10) : 0;
+
+	return v > 0 && v < 100000 ? (int)v : 1;
+}
+
+static int narrow_bits(const struct pt_func *mf)
+{
+	int i, bits = 64;
+
+	for (i = 0; i < mf->ntypes; i++)
+		if (mf->types[i].bits < bits)
+			bits = mf->types[i].bits;
+	return mf->ntypes ? bits : 32;
+}
+
+static double acount(const struct pt_access *a)
+{
+	return a->count > 0 ? (double)a->count : 1;
+}
+
+static int same_shape(const struct pt_stage *ms, const struct pt_access *a,
+		      const struct pt_access *b)
+{
+	int k, d;
+
+	if (a->producer != b->producer || a->ncoords != b->ncoords)
+		return 0;
+	for (k = 0; k < a->ncoords; k++) {
+		const struct pt_coord *x = &a->coords[k], *y = &b->coords[k];
+
+		if ((x->affine && x->coef) != (y->affine && y->coef) ||
+		    x->has_clamp_min != y->has_clamp_min ||
+		    x->has_clamp_max != y->has_clamp_max ||
+		    (x->has_clamp_min && x->clamp_min != y->clamp_min) ||
+		    (x->has_clamp_max && x->clamp_max != y->clamp_max))
+			return 0;
+		if (!(x->affine && x->coef))
+			continue;
+		for (d = 0; d < ms->ndims; d++)
+			if (x->coef[d].num != y->coef[d].num ||
+			    x->coef[d].den != y->coef[d].den)
+				return 0;
+	}
+	return 1;
+}
+
+/* Compile the reads of every stage into groups (see struct sp_group). */
+static int compile_reads(struct pt_space *sp)
+{
+	const struct pt_model *m = sp->m;
+	size_t ng = 0, nc = 0, nt = 0;
+	int i, j, k, d, g;
+
+	for (i = 0; i < m->nstages; i++)
+		for (j = 0; j < m->stages[i].naccesses; j++) {
+			const struct pt_access *a = &m->stages[i].accesses[j];
+
+			ng++;
+			nc += (size_t)a->ncoords;
+			nt += (size_t)a->ncoords * (size_t)m->stages[i].ndims;
+		}
+	sp->groups = calloc(ng + 1, sizeof(*sp->groups));
+	sp->coords = calloc(nc + 1, sizeof(*sp->coords));
+	sp->terms = calloc(nt + 1, sizeof(*sp->terms));
+	if (!sp->groups || !sp->coords || !sp->terms)
+		return PT_ENOMEM;
+	for (i = 0; i < m->nstages; i++) {
+		const struct pt_stage *ms = &m->stages[i];
+		struct sp_stage *sg = &sp->sg[i];
+
+		sg->first_group = sp->ngroups;
+		for (j = 0; j < ms->naccesses; j++) {
+			const struct pt_access *a = &ms->accesses[j];
+			struct sp_group *gr;
+			int p = a->producer;
+
+			if (a->kind != PT_ACCESS_FUNC || a->is_store || p < 0 ||
+			    p >= ms->func)
+				continue;
+			for (g = sg->first_group; g < sp->ngroups; g++)
+				if (same_shape(ms, &ms->accesses[
+						       sp->groups[g].rep], a))
+					break;
+			if (g < sp->ngroups) {
+				/* Widen the group's offsets. */
+				gr = &sp->groups[g];
+				gr->count += acount(a);
+				for (k = 0; k < gr->ncoords; k++) {
+					struct sp_coord *c =
+						&sp->coords[gr->first + k];
+					double lo = rat(a->coords[k].off_min);
+					double hi = rat(a->coords[k].off_max);
+
+					c->omin = lo < c->omin ? lo : c->omin;
+					c->omax = hi > c->omax ? hi : c->omax;
+				}
+				continue;
+			}
+			gr = &sp->groups[sp->ngroups++];
+			gr->rep = j;
+			gr->count = acount(a);
+			gr->producer = p;
+			gr->whole = a->ncoords != m->funcs[p].nargs;
+			gr->ncoords = a->ncoords;
+			gr->first = sp->ncoords;
+			for (k = 0; k < a->ncoords; k++) {
+				const struct pt_coord *mc = &a->coords[k];
+				struct sp_coord *c = &sp->coords[sp->ncoords++];
+
+				c->affine = mc->affine && mc->coef;
+				c->has_min = mc->has_clamp_min;
+				c->has_max = mc->has_clamp_max;
+				c->cmin = (double)mc->clamp_min;
+				c->cmax = (double)mc->clamp_max;
+				c->omin = rat(mc->off_min);
+				c->omax = rat(mc->off_max);
+				c->first = sp->nterms;
+				for (d = 0; c->affine && d < ms->ndims; d++) {
+					struct sp_term *t;
+
+					if (!mc->coef[d].num)
+						continue;
+					t = &sp->terms[sp->nterms++];
+					t->dim = d;
+					t->k = rat(mc->coef[d]);
+					c->nterms++;
+				}
+			}
+		}
+		sg->ngroups = sp->ngroups - sg->first_group;
+	}
+	/* Reader lists, one entry per (stage, producer). */
+	sp->rfirst = calloc((size_t)m->nfuncs + 2, sizeof(int));
+	sp->rcount = calloc((size_t)m->nfuncs + 1, sizeof(int));
+	sp->readers = calloc((size_t)sp->ngroups + 1, sizeof(*sp->readers));
+	if (!sp->rfirst || !sp->rcount || !sp->readers)
+		return PT_ENOMEM;
+	for (g = 0; g < sp->ngroups; g++)
+		sp->rfirst[sp->groups[g].producer + 1]++;
+	for (i = 0; i < m->nfuncs; i++)
+		sp->rfirst[i + 1] += sp->rfirst[i];
+	for (i = 0; i < m->nstages; i++) {
+		struct sp_stage *sg = &sp->sg[i];
+
+		for (g = sg->first_group; g < sg->first_group + sg->ngroups;
+		     g++) {
+			int p = sp->groups[g].producer, at;
+
+			/* Merge with this stage's entry for p, if any. */
+			for (at = sp->rfirst[p];
+			     at < sp->rfirst[p] + sp->rcount[p]; at++)
+				if (sp->readers[at].stage == i)
+					break;
+			if (at == sp->rfirst[p] + sp->rcount[p]) {
+				sp->readers[at].stage = i;
+				sp->readers[at].count = 0;
+				sp->rcount[p]++;
+			}
+			sp->readers[at].count += sp->groups[g].count;
+		}
+	}
+	return 0;
+}
+
+int pt_space_new(const struct pt_model *m, const struct pt_space_opts *opts,
+		 struct pt_space **out, struct pt_error *err)
+{
+	static const struct pt_space_opts def = PT_SPACE_OPTS_INIT;
+	struct pt_space *sp;
+	size_t off;
+	int f, i, d, k;
+
+	*out = NULL;
+	if (!m || pt_model_validate(m, err))
+		return m ? PT_EINVAL :
+			pt_error_set(err, PT_EINVAL, "no model");
+	if (m->nfuncs > 32767)
+		return pt_error_set(err, PT_EINVAL,
+				    "%d Funcs: the space handles 32767 at most",
+				    m->nfuncs);
+	if (opts && (opts->max_levels < 0 || opts->max_levels > MAXLEV ||
+		     opts->max_tilings < 0 || opts->recompute < 0 ||
+		     (opts->prune & ~(unsigned)PT_SPACE_PRUNE_ALL)))
+		return pt_error_set(err, PT_EINVAL,
+				    "bad space options (levels 0..%d, tilings "
+				    "and recompute >= 0, known prune bits)",
+				    MAXLEV);
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	sp->m = m;
+	sp->o = opts ? *opts : def;
+	if (!sp->o.max_levels)
+		sp->o.max_levels = MAXLEV;
+	if (sp->o.max_tilings <= 0)
+		sp->o.max_tilings = 128;
+	if (!(sp->o.recompute > 0))
+		sp->o.recompute = 10;
+	sp->cores = parse_cores(m->machine_params);
+	sp->nfuncs = m->nfuncs;
+	sp->nstages = m->nstages;
+	sp->fn = calloc((size_t)m->nfuncs + 1, sizeof(*sp->fn));
+	sp->sg = calloc((size_t)m->nstages + 1, sizeof(*sp->sg));
+	if (!sp->fn || !sp->sg) {
+		pt_space_free(sp);
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	}
+	off = sizeof(struct st_hdr);
+	for (f = 0; f < m->nfuncs; f++) {
+		const struct pt_func *mf = &m->funcs[f];
+		struct sp_func *fn = &sp->fn[f];
+
+		fn->nargs = mf->nargs;
+		fn->nstages = mf->nstages;
+		fn->first = mf->first_stage;
+		fn->last = mf->first_stage + mf->nstages - 1;
+		fn->lanes = pt_model_vector_lanes(m, narrow_bits(mf));
+		fn->is_output = mf->is_output;
+		fn->can_inline = mf->can_inline && !mf->is_output;
+		fn->single_load = single_load(m, f);
+		fn->wide = mf->nargs > MAXARGS;
+		fn->ops = stage_ops(&m->stages[fn->first]);
+		for (k = 0; k < mf->nargs && k < MAXARGS; k++) {
+			fn->rmin[k] = mf->region_min ?
+				(double)mf->region_min[k] : 0;
+			fn->rext[k] = mf->region_extent &&
+				mf->region_extent[k] > 0 ?
+				(double)mf->region_extent[k] : 1;
+		}
+		fn->off = off;
+		off += sizeof(struct st_func) +
+			sizeof(float) * (size_t)(fn->wide ? 0 : mf->nargs);
+	}
+	for (i = 0; i < m->nstages; i++) {
+		const struct pt_stage *ms = &m->stages[i];
+		struct sp_stage *sg = &sp->sg[i];
+		struct sp_func *fn = &sp->fn[ms->func];
+		double pts = 1;
+
+		sg->ms = ms;
+		sg->func = ms->func;
+		sg->index = ms->index;
+		sg->ops = stage_ops(ms);
+		if (ms->ndims > sp->maxdims)
+			sp->maxdims = ms->ndims;
+		for (d = 0; d < ms->ndims; d++) {
+			if (ms->dims[d].is_rvar) {
+				sg->nrv++;
+			} else if (sg->npure < MAXARGS &&
+				   ms->dims[d].index < fn->nargs) {
+				sg->pure[sg->npure] = d;
+				sg->arg[sg->npure++] = ms->dims[d].index;
+			} else {
+				sg->npure = MAXARGS + 1;
+			}
+			pts *= dim_ext(&ms->dims[d]);
+		}
+		fn->root_points += pts;
+		sg->tiled = !fn->wide && sg->npure > 0 &&
+			sg->npure <= MAXARGS && ms->index < 256 &&
+			make_names(m, sg);
+		if (!sg->tiled)
+			sg->npure = 0;
+		sg->off = off;
+		off += sblk_size(sg->npure);
+	}
+	sp->size = off;
+	find_exact(sp);
+	if (compile_reads(sp)) {
+		pt_space_free(sp);
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	}
+	*out = sp;
+	return 0;
+}
+
+void pt_space_free(struct pt_space *sp)
+{
+	if (!sp)
+		return;
+	free(sp->fn);
+	free(sp->sg);
+	free(sp->groups);
+	free(sp->coords);
+	free(sp->terms);
+	free(sp->readers);
+	free(sp->rfirst);
+	free(sp->rcount);
+	free(sp);
+}
+
+size_t pt_space_state_size(const struct pt_space *sp)
+{
+	return sp->size;
+}
+
+struct pt_space_state *pt_space_state_new(const struct pt_space *sp)
+{
+	return calloc(1, sp->size);
+}
+
+struct pt_space_work *pt_space_work_new(const struct pt_space *sp)
+{
+	struct pt_space_work *w = calloc(1, sizeof(*w));
+	size_t nf = (size_t)sp->nfuncs + 1, ns = (size_t)sp->nstages + 1;
+	size_t nd = (size_t)sp->maxdims + 1;
+	size_t nl = nd + MAXARGS * MAXSPLIT + 2;
+	int i;
+
+	if (!w)
+		return NULL;
+	w->copies = calloc(ns, sizeof(double));
+	w->fcopies = calloc(nf, sizeof(double));
+	w->uses = calloc(ns, sizeof(int));
+	w->reach = calloc(nf, sizeof(int));
+	w->stamp = calloc(nf, sizeof(int));
+	w->sstamp = calloc(ns, sizeof(int));
+	w->blo = calloc(nf * MAXARGS, sizeof(double));
+	w->bhi = calloc(nf * MAXARGS, sizeof(double));
+	w->bset = calloc(nf, 1);
+	w->incl = calloc(nf, 1);
+	w->dlo = calloc(nd, sizeof(double));
+	w->dhi = calloc(nd, sizeof(double));
+	w->blk = calloc(1, sblk_size(MAXARGS));
+	w->child = calloc(1, sp->size);
+	for (i = 0; i < 2; i++)
+		w->loops[i] = calloc(nl, sizeof(struct sp_loop));
+	if (!w->copies || !w->fcopies || !w->uses || !w->reach || !w->stamp ||
+	    !w->sstamp || !w->blo || !w->bhi ||
+	    !w->bset || !w->incl || !w->dlo || !w->dhi || !w->blk ||
+	    !w->child || !w->loops[0] || !w->loops[1]) {
+		pt_space_work_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void pt_space_work_free(struct pt_space_work *w)
+{
+	int i;
+
+	if (!w)
+		return;
+	free(w->ob[0].v);
+	free(w->ob[1].v);
+	free(w->tmp.v);
+	free(w->ob[0].f);
+	free(w->ob[1].f);
+	free(w->copies);
+	free(w->fcopies);
+	free(w->uses);
+	free(w->reach);
+	free(w->stamp);
+	free(w->sstamp);
+	free(w->blo);
+	free(w->bhi);
+	free(w->bset);
+	free(w->incl);
+	free(w->dlo);
+	free(w->dhi);
+	free(w->blk);
+	free(w->child);
+	for (i = 0; i < 2; i++)
+		free(w->loops[i]);
+	free(w);
+}
+
+/* --- loop nests ----------------------------------------------------------- */
+
+/* Extent of pure dim p of stage s in one instance of its Func. */
+static double pure_extent(const struct pt_space *sp,
+			  const struct pt_space_state *st, int s, int p)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	struct st_func *fb = fblk(sp, st, sg->func);
+	double r = freg(fb)[sg->arg[p]];
+
+	return r >= 1 ? r : 1;
+}
+
+/* The nest of stage s with tiling block b (the state's, or a changed
+ * copy), outermost first, into loops; fills *ni. */
+static void build_nest(const struct pt_space *sp,
+		       const struct pt_space_state *st, int s,
+		       struct st_stage *b, struct sp_loop *loops,
+		       struct ninfo *ni)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	const struct pt_stage *ms = sg->ms;
+	int np = sg->npure, lanes = sp->fn[sg->func].lanes;
+	uint8_t plev[MAXARGS][MAXSPLIT], rlev[MAXARGS];
+	double rext[MAXARGS];
+	int n = 0, p, d, li, k;
+
+	/* Only what is set below is read: the loops of each level, the
+	 * pieces of each dim. */
+	memset(ni->lend, 0, sizeof(ni->lend));
+	memset(ni->lfirst, 0, sizeof(ni->lfirst));
+	memset(ni->nsplit, 0, sizeof(ni->nsplit));
+	if (!b || !b->nlev || !sg->tiled) {
+		for (d = ms->ndims - 1; d >= 0; d--) {
+			struct sp_loop *l = &loops[n++];
+
+			memset(l, 0, sizeof(*l));
+			l->dim = (int16_t)d;
+			l->p = -1;
+			for (p = 0; p < np; p++)
+				if (sg->pure[p] == d)
+					l->p = (int8_t)p;
+			l->level = NOLEV;
+			l->extent = l->p >= 0 ? pure_extent(sp, st, s, l->p) :
+				dim_ext(&ms->dims[d]);
+		}
+		ni->n = n;
+		return;
+	}
+	for (p = 0; p < np; p++) {
+		double prod = 1;
+		int m = 0;
+
+		rlev[p] = b->order[0];
+		if (b->vdim == p) {
+			plev[p][m] = NOLEV;
+			ni->pfac[p][m++] = lanes;
+			prod = lanes;
+		}
+		for (li = b->nlev - 1; li >= 0; li--) {
+			int lev = b->order[li];
+			uint8_t c = *fac(b, np, lev, p);
+
+			if (c == REM) {
+				rlev[p] = (uint8_t)lev;
+				break;
+			}
+			if (c && m < MAXSPLIT) {
+				plev[p][m] = (uint8_t)lev;
+				ni->pfac[p][m++] = (int64_t)1 << c;
+				prod *= (double)((int64_t)1 << c);
+			}
+		}
+		ni->nsplit[p] = m;
+		rext[p] = ceil_div(pure_extent(sp, st, s, p), prod);
+	}
+	for (li = 0; li < b->nlev; li++) {
+		int lev = b->order[li];
+
+		ni->lfirst[lev] = n;
+		for (p = np - 1; p >= 0; p--) {
+			struct sp_loop *l;
+
+			if (rlev[p] == lev) {
+				l = &loops[n];
+				memset(l, 0, sizeof(*l));
+				l->nsplit = (uint8_t)ni->nsplit[p];
+				l->extent = rext[p];
+				ni->rpos[p] = n;
+			} else {
+				for (k = 0; k < ni->nsplit[p]; k++)
+					if (plev[p][k] == lev)
+						break;
+				if (k == ni->nsplit[p])
+					continue;
+				l = &loops[n];
+				memset(l, 0, sizeof(*l));
+				l->nsplit = (uint8_t)(k + 1);
+				l->inner = 1;
+				l->extent = (double)ni->pfac[p][k];
+			}
+			l->dim = (int16_t)sg->pure[p];
+			l->p = (int8_t)p;
+			l->level = (uint8_t)lev;
+			l->par = lev == b->par && l->extent >= 2;
+			ni->lend[lev] = n++;
+		}
+		if (lev != b->rvlev)
+			continue;
+		for (d = ms->ndims - 1; d >= 0; d--) {
+			struct sp_loop *l;
+
+			if (!ms->dims[d].is_rvar)
+				continue;
+			l = &loops[n++];
+			memset(l, 0, sizeof(*l));
+			l->dim = (int16_t)d;
+			l->p = -1;
+			l->level = NOLEV;
+			l->extent = dim_ext(&ms->dims[d]);
+		}
+	}
+	if (b->vdim >= 0) {
+		struct sp_loop *l = &loops[n++];
+
+		memset(l, 0, sizeof(*l));
+		l->dim = (int16_t)sg->pure[b->vdim];
+		l->p = b->vdim;
+		l->level = NOLEV;
+		l->nsplit = 1;
+		l->inner = 1;
+		l->vec = 1;
+		l->extent = lanes;
+	}
+	ni->n = n;
+}
+
+static const char *loop_name(const struct pt_space *sp, int s,
+			     const struct sp_loop *l, char *buf)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+
+	if (l->p < 0) {
+		snprintf(buf, NAMELEN, "%c%d",
+			 sg->ms->dims[l->dim].is_rvar ? 'r' : 'v',
+			 sg->ms->dims[l->dim].index);
+		return buf;
+	}
+	return sg->name[l->p][l->nsplit][l->inner];
+}
+
+/* The position, in the nest ni of Func j's last stage, of the loop Func h
+ * (computed at j) is computed at. */
+static int site_pos(const struct pt_space *sp, const struct pt_space_state *st,
+		    int h, const struct ninfo *ni)
+{
+	struct st_func *hb = fblk(sp, st, h);
+
+	if (hb->gran == G_SLIDE)
+		return ni->rpos[hb->slot];
+	return ni->lend[hb->slot];
+}
+
+/* If h is computed, directly or through other sites, at a loop of j:
+ * the position of that loop (in ni, j's nest); else -1. */
+static int nested_pos(const struct pt_space *sp,
+		      const struct pt_space_state *st, int h, int j,
+		      const struct ninfo *ni)
+{
+	int steps = 0;
+
+	while (steps++ <= sp->nfuncs) {
+		struct st_func *hb = fblk(sp, st, h);
+
+		if (hb->gran != G_AT && hb->gran != G_SLIDE)
+			return -1;
+		if (hb->site == j)
+			return site_pos(sp, st, h, ni);
+		h = hb->site;
+	}
+	return -1;
+}
+
+/* The same as an index in j's level order: where h links to j (the level
+ * of its site, or of the loop it slides over); -1 if not nested in j. */
+static int nested_ord(const struct pt_space *sp,
+		      const struct pt_space_state *st, int h, int j)
+{
+	struct st_stage *b = sblk(sp, st, last_sidx(sp, j));
+	int np = sp->sg[last_sidx(sp, j)].npure, steps = 0, li, lev;
+
+	while (steps++ <= sp->nfuncs) {
+		struct st_func *hb = fblk(sp, st, h);
+
+		if (hb->gran != G_AT && hb->gran != G_SLIDE)
+			return -1;
+		if (hb->site != j) {
+			h = hb->site;
+			continue;
+		}
+		for (li = 0; li < b->nlev; li++) {
+			lev = b->order[li];
+			if (hb->gran == G_AT ? lev == hb->slot :
+			    *fac(b, np, lev, hb->slot) == REM)
+				return li;
+		}
+		return -1;
+	}
+	return -1;
+}
+
+/* --- uses and inlining ---------------------------------------------------- */
+
+/* Copies of Func f's body in every stage after it, through inlined Funcs
+ * (w->copies per stage, w->fcopies per inlined Func); the stages that are
+ * not inlined and read f go to w->uses. Every Func after f is decided. */
+static void sort_ints(int *v, int n)
+{
+	int i, j, t;
+
+	for (i = 1; i < n; i++)
+		for (j = i, t = v[i]; j > 0 && v[j - 1] > t; j--) {
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+}
+
+static void find_uses(const struct pt_space *sp,
+		      const struct pt_space_state *st, struct pt_space_work *w,
+		      int f)
+{
+	int n = 0, i, k, stamp = ++w->now;
+
+	/* f and the inlined Funcs that read it, directly or not. */
+	w->reach[n++] = f;
+	w->stamp[f] = stamp;
+	for (i = 0; i < n; i++) {
+		int p = w->reach[i];
+
+		for (k = sp->rfirst[p]; k < sp->rfirst[p] + sp->rcount[p];
+		     k++) {
+			int g = sp->sg[sp->readers[k].stage].func;
+
+			if (w->stamp[g] != stamp && inlined(sp, st, g)) {
+				w->stamp[g] = stamp;
+				w->reach[n++] = g;
+			}
+		}
+	}
+	sort_ints(w->reach, n);
+	for (i = 0; i < n; i++)
+		w->fcopies[w->reach[i]] = i ? 0 : 1;
+	/* In topological order, so that a Func's copies are complete
+	 * before it passes them on. */
+	w->nuses = 0;
+	for (i = 0; i < n; i++) {
+		int p = w->reach[i];
+
+		for (k = sp->rfirst[p]; k < sp->rfirst[p] + sp->rcount[p];
+		     k++) {
+			const struct sp_reader *r = &sp->readers[k];
+			int g = sp->sg[r->stage].func;
+			double c = r->count * w->fcopies[p];
+
+			if (w->stamp[g] == stamp) {
+				w->fcopies[g] += c;
+				continue;
+			}
+			if (w->sstamp[r->stage] != stamp) {
+				w->sstamp[r->stage] = stamp;
+				w->copies[r->stage] = 0;
+				w->uses[w->nuses++] = r->stage;
+			}
+			w->copies[r->stage] += c;
+		}
+	}
+	sort_ints(w->uses, w->nuses);
+}
+
+/* Points stage s computes in one instance with region reg. */
+static double stage_points(const struct pt_space *sp, int s, const float *reg,
+			   int use_reg)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	const struct pt_stage *ms = sg->ms;
+	const struct sp_func *fn = &sp->fn[sg->func];
+	double pts = 1;
+	int d;
+
+	for (d = 0; d < ms->ndims; d++) {
+		const struct pt_dim *dim = &ms->dims[d];
+
+		if (use_reg && !dim->is_rvar && dim->index < fn->nargs &&
+		    !fn->wide)
+			pts *= reg[dim->index] >= 1 ? reg[dim->index] : 1;
+		else
+			pts *= dim_ext(dim);
+	}
+	return pts;
+}
+
+static double func_points(const struct pt_space *sp, int f, const float *reg)
+{
+	double pts = 0;
+	int s;
+
+	for (s = sp->fn[f].first; s <= sp->fn[f].last; s++)
+		pts += stage_points(sp, s, reg, 1);
+	return pts;
+}
+
+/* Work of a decided, not inlined stage: instances times points. */
+static double stage_work(const struct pt_space *sp,
+			 const struct pt_space_state *st, int s)
+{
+	struct st_func *fb = fblk(sp, st, sp->sg[s].func);
+
+	return (double)fb->inst * stage_points(sp, s, freg(fb), 1);
+}
+
+static int recompute_ok(const struct pt_space *sp, int f, double work)
+{
+	const struct sp_func *fn = &sp->fn[f];
+
+	if (!(sp->o.prune & PT_SPACE_PRUNE_RECOMPUTE) || fn->single_load)
+		return 1;
+	return work <= sp->o.recompute * fn->root_points * (1 + 1e-9);
+}
+
+/* May f be inlined (rule 3 and the prunes)? find_uses() ran. */
+static int inline_ok(const struct pt_space *sp, const struct pt_space_state *st,
+		     struct pt_space_work *w, int f)
+{
+	const struct sp_func *fn = &sp->fn[f];
+	double work = 0;
+	int i;
+
+	if (!fn->can_inline || !w->nuses)
+		return 0;
+	for (i = 0; i < w->nuses; i++) {
+		int s = w->uses[i];
+		struct st_stage *b = sblk(sp, st, s);
+		double c = w->copies[s];
+
+		if (c > MAX_INLINE_COPIES || b->feeding + 1 >
+		    MAX_INLINED_FEEDING)
+			return 0;
+		if ((sp->o.prune & PT_SPACE_PRUNE_INLINE_SIZE) &&
+		    b->added + c * fn->ops > INLINE_OPS)
+			return 0;
+		work += c * stage_work(sp, st, s);
+	}
+	return recompute_ok(sp, f, work);
+}
+
+/* --- regions -------------------------------------------------------------- */
+
+/* Interval of compiled coordinate c when the stage's dims range over
+ * [lo, hi]; a non-affine one reads the producer's region (or its clamp). */
+static void coord_iv(const struct pt_space *sp, const struct sp_coord *c,
+		     const double *lo, const double *hi, double pmin,
+		     double pext, double *a, double *b)
+{
+	const struct sp_term *t = &sp->terms[c->first];
+	double x = c->omin, y = c->omax;
+	int i;
+
+	if (!c->affine) {
+		x = c->has_min ? c->cmin : pmin;
+		y = c->has_max ? c->cmax : pmin + pext - 1;
+		*a = x;
+		*b = y < x ? x : y;
+		return;
+	}
+	for (i = 0; i < c->nterms; i++, t++) {
+		if (t->k >= 0) {
+			x += t->k * lo[t->dim];
+			y += t->k * hi[t->dim];
+		} else {
+			x += t->k * hi[t->dim];
+			y += t->k * lo[t->dim];
+		}
+	}
+	x = ceil(x - 1e-9);
+	y = floor(y + 1e-9);
+	if (c->has_min) {
+		x = x < c->cmin ? c->cmin : x;
+		y = y < c->cmin ? c->cmin : y;
+	}
+	if (c->has_max) {
+		x = x > c->cmax ? c->cmax : x;
+		y = y > c->cmax ? c->cmax : y;
+	}
+	*a = x;
+	*b = y < x ? x : y;
+}
+
+/* Add what stage s reads (dims over [w->dlo, w->dhi]) of the Funcs in
+ * [f, s's Func) marked in w->incl to their boxes. */
+static void read_boxes(const struct pt_space *sp, struct pt_space_work *w,
+		       int s, int f)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	int i, k;
+
+	for (i = 0; i < sg->ngroups; i++) {
+		const struct sp_group *gr = &sp->groups[sg->first_group + i];
+		const struct sp_func *pf;
+		double *blo, *bhi;
+		int p = gr->producer;
+
+		if (p < f || !w->incl[p])
+			continue;
+		pf = &sp->fn[p];
+		if (pf->wide)
+			continue;
+		blo = w->blo + (size_t)p * MAXARGS;
+		bhi = w->bhi + (size_t)p * MAXARGS;
+		for (k = 0; k < pf->nargs; k++) {
+			double lo, hi;
+
+			if (gr->whole) {
+				lo = pf->rmin[k];
+				hi = pf->rmin[k] + pf->rext[k] - 1;
+			} else {
+				coord_iv(sp, &sp->coords[gr->first + k],
+					 w->dlo, w->dhi, pf->rmin[k],
+					 pf->rext[k], &lo, &hi);
+			}
+			if (!w->bset[p] || lo < blo[k])
+				blo[k] = lo;
+			if (!w->bset[p] || hi > bhi[k])
+				bhi[k] = hi;
+		}
+		w->bset[p] = 1;
+	}
+}
+
+/* The region of Func f computed in one iteration of loop q of the nest
+ * (loops, outermost first) of Func j's last stage, through inlined Funcs
+ * and the Funcs computed within j at positions >= qmin of its current
+ * nest (cur), or, when cur is NULL, at levels of order index >= qmin.
+ * Writes f's region into reg. */
+static void region_at(const struct pt_space *sp,
+		      const struct pt_space_state *st, struct pt_space_work *w,
+		      int f, int j, const struct sp_loop *loops, int n, int q,
+		      const struct ninfo *cur, int qmin, float *reg)
+{
+	const struct sp_func *fn = &sp->fn[f];
+	int sj = last_sidx(sp, j);
+	const struct pt_stage *ms = sp->sg[sj].ms;
+	int h, i, d, k;
+
+	for (h = f; h < j; h++) {
+		w->bset[h] = 0;
+		w->incl[h] = h == f || inlined(sp, st, h) ||
+			(cur ? nested_pos(sp, st, h, j, cur) :
+			 nested_ord(sp, st, h, j)) >= qmin;
+	}
+	for (d = 0; d < ms->ndims; d++)
+		w->dhi[d] = 1;
+	for (i = q + 1; i < n; i++)
+		w->dhi[loops[i].dim] *= loops[i].extent;
+	for (d = 0; d < ms->ndims; d++) {
+		const struct pt_dim *dim = &ms->dims[d];
+		double whole = dim_ext(dim);
+
+		if (!dim->is_rvar && sp->sg[sj].npure) {
+			for (k = 0; k < sp->sg[sj].npure; k++)
+				if (sp->sg[sj].pure[k] == d)
+					whole = pure_extent(sp, st, sj, k);
+		}
+		if (w->dhi[d] > whole)
+			w->dhi[d] = whole;
+		w->dlo[d] = (double)dim->min;
+		w->dhi[d] += w->dlo[d] - 1;
+	}
+	read_boxes(sp, w, sj, f);
+	for (h = j - 1; h > f; h--) {
+		const struct sp_func *hf = &sp->fn[h];
+		const double *blo = w->blo + (size_t)h * MAXARGS;
+		const double *bhi = w->bhi + (size_t)h * MAXARGS;
+
+		if (!w->bset[h] || !w->incl[h] || hf->wide)
+			continue;
+		for (i = hf->first; i <= hf->last; i++) {
+			const struct pt_stage *hs = sp->sg[i].ms;
+
+			for (d = 0; d < hs->ndims; d++) {
+				const struct pt_dim *dim = &hs->dims[d];
+
+				if (!dim->is_rvar && dim->index < hf->nargs) {
+					w->dlo[d] = blo[dim->index];
+					w->dhi[d] = bhi[dim->index];
+				} else {
+					w->dlo[d] = (double)dim->min;
+					w->dhi[d] = w->dlo[d] +
+						dim_ext(dim) - 1;
+				}
+			}
+			read_boxes(sp, w, i, f);
+		}
+	}
+	for (k = 0; k < fn->nargs; k++) {
+		double e = w->bset[f] ? w->bhi[(size_t)f * MAXARGS + k] -
+			w->blo[(size_t)f * MAXARGS + k] + 1 : fn->rext[k];
+
+		if (e > fn->rext[k])
+			e = fn->rext[k];
+		reg[k] = (float)(e >= 1 ? e : 1);
+	}
+}
+
+/* Does stage s read Func f, directly or through inlined Funcs? */
+static int reads(const struct pt_space *sp, const struct pt_space_state *st,
+		 int s, int f, int depth)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	int i;
+
+	for (i = 0; i < sg->ngroups; i++) {
+		int p = sp->groups[sg->first_group + i].producer;
+
+		if (p < f)
+			continue;
+		if (p == f)
+			return 1;
+		if (inlined(sp, st, p) && depth < 64 &&
+		    reads(sp, st, sp->fn[p].first, f, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Does stage s read f, directly or through inlined Funcs, with a stride
+ * of two or more along one of the `moving` dims somewhere on the way
+ * (rule 4, vector tiles)? */
+static int strided(const struct pt_space *sp, const struct pt_space_state *st,
+		   int s, int f, uint64_t moving, int depth)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	int i, k, t, d;
+
+	for (i = 0; i < sg->ngroups; i++) {
+		const struct sp_group *gr = &sp->groups[sg->first_group + i];
+		const struct pt_stage *ps;
+		uint64_t pm = 0, pmov = 0;
+		int str = 0, p = gr->producer;
+
+		if (p < f || (p != f && (!inlined(sp, st, p) || depth > 64)))
+			continue;
+		for (k = 0; k < gr->ncoords; k++) {
+			const struct sp_coord *c = &sp->coords[gr->first + k];
+
+			for (t = 0; c->affine && t < c->nterms; t++) {
+				const struct sp_term *tm =
+					&sp->terms[c->first + t];
+
+				if (tm->dim >= 64 || !((moving >> tm->dim) & 1))
+					continue;
+				if (tm->k > 1 || tm->k < -1)
+					str = 1;
+				pm |= UINT64_C(1) << (k & 63);
+			}
+		}
+		if (p == f) {
+			if (str)
+				return 1;
+			continue;
+		}
+		ps = sp->sg[sp->fn[p].first].ms;
+		if (str && reads(sp, st, sp->fn[p].first, f, depth + 1))
+			return 1;
+		for (d = 0; d < ps->ndims && d < 64; d++)
+			if (!ps->dims[d].is_rvar && ps->dims[d].index < 64 &&
+			    ((pm >> ps->dims[d].index) & 1))
+				pmov |= UINT64_C(1) << d;
+		if (pmov && strided(sp, st, sp->fn[p].first, f, pmov,
+				    depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is there a loop of j's vector dim at or outside position q, while j
+ * reads f with a stride along it? Then f may not be computed there.
+ * *memo caches the second part for one (f, j) (-1: not known yet). */
+static int in_strided_tile(const struct pt_space *sp,
+			   const struct pt_space_state *st, int f, int j,
+			   const struct sp_loop *loops, int q, int *memo)
+{
+	int sj = last_sidx(sp, j), i, vd;
+	struct st_stage *b = sblk(sp, st, sj);
+
+	if (b->vdim < 0 || !b->nlev)
+		return 0;
+	vd = sp->sg[sj].pure[b->vdim];
+	for (i = 0; i <= q; i++)
+		if (loops[i].dim == vd)
+			break;
+	if (i > q || vd >= 64)
+		return 0;
+	if (*memo < 0)
+		*memo = strided(sp, st, sj, f, UINT64_C(1) << vd, 0);
+	return *memo;
+}
+
+/* Instances of a Func computed at loop q of j's nest. */
+static double instances(const struct pt_space *sp,
+			const struct pt_space_state *st, int j,
+			const struct sp_loop *loops, int q)
+{
+	double n = fblk(sp, st, j)->inst;
+	int i;
+
+	for (i = 0; i <= q; i++)
+		n *= loops[i].extent;
+	return n;
+}
+
+/* Fill a site option's instances and region; 1 when within the bounds. */
+static int site_eval(const struct pt_space *sp,
+		     const struct pt_space_state *st, struct pt_space_work *w,
+		     int f, int j, const struct sp_loop *loops, int n, int q,
+		     const struct ninfo *cur, int qmin, struct opt *o)
+{
+	double inst;
+
+	region_at(sp, st, w, f, j, loops, n, q, cur, qmin, o->reg);
+	inst = instances(sp, st, j, loops, q);
+	o->inst = (float)inst;
+	o->state = recompute_ok(sp, f, inst * func_points(sp, f, o->reg)) ?
+		1 : 2;
+	return o->state == 1;
+}
+
+/* --- changing a stage's levels -------------------------------------------- */
+
+/* Split level lev of block b (npure dims) by codes: lev keeps the inner
+ * pieces, a new level just outside it gets the rest (and the parallel
+ * mark). */
+static void split_level(struct st_stage *b, int np, int lev,
+			const uint8_t *code)
+{
+	int nl = b->nlev, li, p;
+
+	for (p = 0; p < np; p++) {
+		uint8_t x = *fac(b, np, lev, p), c = code[p];
+
+		if (x == REM) {
+			*fac(b, np, nl, p) = REM;
+			*fac(b, np, lev, p) = c;
+		} else {
+			*fac(b, np, nl, p) = (uint8_t)(x - c);
+			*fac(b, np, lev, p) = c;
+		}
+	}
+	for (li = 0; b->order[li] != lev; li++)
+		;
+	memmove(&b->order[li + 1], &b->order[li], (size_t)(nl - li));
+	b->order[li] = (uint8_t)nl;
+	b->nlev++;
+	if (b->par == lev)
+		b->par = (uint8_t)nl;
+}
+
+/* --- candidate tilings ---------------------------------------------------- */
+
+/* Thin the candidate lists (keeping each one's first and last) until their
+ * product is at most max. */
+static void coarsen(struct cands *cs, int np, int max)
+{
+	struct cands full = *cs;
+	int step, p, i;
+
+	for (step = 2; step <= NCAND; step++) {
+		double prod = 1;
+
+		for (p = 0; p < np; p++)
+			prod *= cs->n[p];
+		if (prod <= max)
+			return;
+		for (p = 0; p < np; p++) {
+			int n = 0;
+
+			for (i = 0; i < full.n[p]; i++)
+				if (i == 0 || i == full.n[p] - 1 ||
+				    i % step == 0)
+					cs->c[p][n++] = full.c[p][i];
+			cs->n[p] = n;
+		}
+	}
+}
+
+static double par_tasks_lo(const struct pt_space *sp)
+{
+	return (sp->o.prune & PT_SPACE_PRUNE_PARALLEL_TASKS) ?
+		(double)sp->cores : 2;
+}
+
+static double par_tasks_hi(const struct pt_space *sp)
+{
+	return (sp->o.prune & PT_SPACE_PRUNE_PARALLEL_TASKS) ?
+		16.0 * sp->cores : 1e300;
+}
+
+/* --- the options of each decision ----------------------------------------- */
+
+static uint64_t slid_dims(const struct pt_space *sp,
+			  const struct pt_space_state *st, int s);
+
+/* The splits of level lev of j's last stage f may sit between. */
+static int gen_splits(const struct pt_space *sp,
+		      const struct pt_space_state *st, struct optbuf *ob,
+		      int j, int lev, const struct ninfo *ni,
+		      const struct sp_loop *loops)
+{
+	int sj = last_sidx(sp, j), np = sp->sg[sj].npure, p, k, ret;
+	struct st_stage *b = sblk(sp, st, sj);
+	uint64_t slid = slid_dims(sp, st, sj);
+	struct fam *fa;
+	struct opt *o;
+
+	if (b->nlev >= sp->o.max_levels)
+		return 0;
+	if ((ret = fam_add(ob, &fa)))
+		return ret;
+	fa->np = np;
+	fa->nrv = 1;
+	fa->par = b->par == lev;
+	fa->total = 1;
+	for (p = 0; p < np; p++) {
+		uint8_t x = *fac(b, np, lev, p);
+		struct cands *cs = &fa->cs;
+		int c = 0;
+
+		fa->x[p] = x;
+		cs->n[p] = 0;
+		if ((slid >> p) & 1) {
+			/* j slides: its slid dims stay whole */
+		} else if (x == REM) {
+			double r = loops[ni->rpos[p]].extent;
+
+			while (c <= MAXCODE && (double)((int64_t)1 << c) < r)
+				cs->c[p][cs->n[p]++] = (uint8_t)c++;
+		} else {
+			while (c <= x)
+				cs->c[p][cs->n[p]++] = (uint8_t)c++;
+		}
+		if (!cs->n[p])
+			cs->c[p][cs->n[p]++] = 0;
+	}
+	coarsen(&fa->cs, np, sp->o.max_tilings);
+	for (p = 0; p < np; p++) {
+		uint8_t x = fa->x[p];
+
+		fa->total *= fa->cs.n[p];
+		for (k = 0; k < fa->cs.n[p]; k++) {
+			uint8_t c = fa->cs.c[p][k];
+
+			fa->tf[p][k] = x == REM ?
+				ceil_div(loops[ni->rpos[p]].extent,
+					 (double)((int64_t)1 << c)) :
+				(double)((int64_t)1 << (x - c));
+		}
+	}
+	if ((ret = optbuf_add(ob, &o)))
+		return ret;
+	o->kind = K_SPLIT;
+	o->func = (int16_t)j;
+	o->level = (uint8_t)lev;
+	for (o->qmin = 0; b->order[o->qmin] != lev; o->qmin++)
+		;
+	o->fam = ob->nf - 1;
+	return 0;
+}
+
+/* Combination k of option entry e as a concrete option in *o (an entry
+ * that is no family has one combination, itself); 1 when it is a tiling
+ * at all: a split leaves something at the level and moves something out,
+ * a parallel tiling splits a dim, an inner level takes a piece and leaves
+ * one; and a parallel level keeps its task bounds. */
+static int combo(const struct pt_space *sp, const struct optbuf *ob,
+		 const struct opt *e, int k, struct opt *o)
+{
+	const struct fam *fa;
+	int p, lok = 0, nok = 0;
+	double tasks = 1;
+
+	*o = *e;
+	if (e->fam < 0)
+		return 1;
+	fa = &ob->f[e->fam];
+	o->fam = -1;
+	if (fa->nrv > 1) {
+		o->rv = (uint8_t)(k % fa->nrv);
+		k /= fa->nrv;
+	}
+	for (p = 0; p < fa->np; p++) {
+		int i = k % fa->cs.n[p];
+		uint8_t c = fa->cs.c[p][i];
+
+		k /= fa->cs.n[p];
+		o->code[p] = c;
+		tasks *= fa->tf[p][i];
+		if (e->kind == K_TILE) {
+			lok |= c != REM;
+			nok = 1;
+		} else {
+			lok |= c != 0;
+			nok |= fa->x[p] == REM || fa->x[p] > c;
+		}
+	}
+	if (!lok || !nok)
+		return 0;
+	return !fa->par || (tasks >= par_tasks_lo(sp) &&
+			    tasks <= par_tasks_hi(sp));
+}
+
+static int combos(const struct optbuf *ob, const struct opt *e)
+{
+	return e->fam < 0 ? 1 : ob->f[e->fam].total;
+}
+
+/* Is level lev of j's nest host to a sliding window (whose plain loop a
+ * split would move)? */
+static int level_slides(const struct pt_space *sp,
+			const struct pt_space_state *st, int j, int lev,
+			const struct ninfo *ni)
+{
+	int h, q;
+
+	for (h = 0; h < j; h++) {
+		struct st_func *hb = fblk(sp, st, h);
+
+		if (hb->gran != G_SLIDE || hb->site != j)
+			continue;
+		q = ni->rpos[hb->slot];
+		if (q >= ni->lfirst[lev] && q <= ni->lend[lev])
+			return 1;
+	}
+	return 0;
+}
+
+static int gen_slides(const struct pt_space *sp,
+		      const struct pt_space_state *st, struct pt_space_work *w,
+		      struct optbuf *ob, int f, int j, const struct ninfo *ni,
+		      const struct sp_loop *loops, int *str, int maxpos);
+
+/* Sites for f: level ends of the Funcs whose loops enclose every use. */
+static int gen_sites(const struct pt_space *sp,
+		     const struct pt_space_state *st, struct pt_space_work *w,
+		     struct optbuf *ob, int f)
+{
+	struct sp_loop *loops = w->loops[0];
+	struct ninfo ni;
+	int j, i, li, ret, steps = 0;
+
+	j = sp->sg[w->uses[0]].func;
+	for (; steps++ <= sp->nfuncs; j = fblk(sp, st, j)->site) {
+		int sj = last_sidx(sp, j), ok = 1, maxpos = 1 << 30, str = -1;
+		struct st_stage *b = sblk(sp, st, sj);
+
+		if (!sp->sg[sj].tiled || !b->nlev)
+			goto next;
+		build_nest(sp, st, sj, b, loops, &ni);
+		for (i = 0; i < w->nuses && ok; i++) {
+			int s = w->uses[i], u = sp->sg[s].func, q;
+
+			if (u == j) {
+				ok = s == sj;
+				continue;
+			}
+			q = nested_pos(sp, st, u, j, &ni);
+			if (q < 0)
+				ok = 0;
+			else if (q < maxpos)
+				maxpos = q;
+		}
+		if (!ok)
+			goto next;
+		for (li = 0; li < b->nlev; li++) {
+			int lev = b->order[li], q = ni.lend[lev];
+			struct opt *o;
+
+			if (q > maxpos)
+				break;
+			if (!in_strided_tile(sp, st, f, j, loops, q, &str)) {
+				if ((ret = optbuf_add(ob, &o)))
+					return ret;
+				o->kind = K_AT;
+				o->func = (int16_t)j;
+				o->level = (uint8_t)lev;
+				if (!site_eval(sp, st, w, f, j, loops, ni.n, q,
+					       &ni, q, o))
+					ob->n--;
+			}
+			if (!level_slides(sp, st, j, lev, &ni) &&
+			    (ret = gen_splits(sp, st, ob, j, lev, &ni, loops)))
+				return ret;
+		}
+		if (sp->o.sliding &&
+		    (ret = gen_slides(sp, st, w, ob, f, j, &ni, loops, &str,
+				      maxpos)))
+			return ret;
+next:
+		if (gran(sp, st, j) != G_AT && gran(sp, st, j) != G_SLIDE)
+			break;
+	}
+	return 0;
+}
+
+/* The coordinates of f that move with stage dim `dim` of j's last stage
+ * (through inlined Funcs); -1 when a read on the way is not a plain
+ * stencil (coefficients 0 or 1), which Halide 14 slides wrongly. */
+static int unit_reads(const struct pt_space *sp,
+		      const struct pt_space_state *st,
+		      const struct pt_stage *ms, int f, uint64_t moving,
+		      uint64_t *slid, int depth)
+{
+	int i, k, d, r, any = 0;
+
+	for (i = 0; i < ms->naccesses; i++) {
+		const struct pt_access *a = &ms->accesses[i];
+		const struct pt_stage *ps;
+		uint64_t cm = 0, pm = 0;
+		int unit = 1, p = a->producer;
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store || p < f ||
+		    p >= ms->func)
+			continue;
+		if (p != f && (!inlined(sp, st, p) || depth > 64))
+			continue;
+		for (k = 0; k < a->ncoords; k++) {
+			const struct pt_coord *c = &a->coords[k];
+
+			if (!c->affine || !c->coef) {
+				unit = 0;
+				continue;
+			}
+			for (d = 0; d < ms->ndims; d++) {
+				if (c->coef[d].den != 1 ||
+				    (c->coef[d].num != 0 &&
+				     c->coef[d].num != 1)) {
+					unit = 0;
+					break;
+				}
+				if (c->coef[d].num && d < 64 &&
+				    ((moving >> d) & 1))
+					cm |= UINT64_C(1) << (k & 63);
+			}
+		}
+		if (p == f) {
+			if (!unit)
+				return -1;
+			*slid |= cm;
+			any = 1;
+			continue;
+		}
+		ps = sp->sg[sp->fn[p].first].ms;
+		for (d = 0; d < ps->ndims && d < 64; d++)
+			if (!ps->dims[d].is_rvar && ps->dims[d].index < 64 &&
+			    ((cm >> ps->dims[d].index) & 1))
+				pm |= UINT64_C(1) << d;
+		r = unit_reads(sp, st, ps, f, pm, slid, depth + 1);
+		if (r < 0 || (r > 0 && !unit))
+			return -1;
+		any |= r;
+	}
+	return any;
+}
+
+/* Sliding windows of f in j (rule 5): computed at the plain loop of pure
+ * dim p of j's last stage, stored just outside it (or at root). */
+static int gen_slides(const struct pt_space *sp,
+		      const struct pt_space_state *st, struct pt_space_work *w,
+		      struct optbuf *ob, int f, int j, const struct ninfo *ni,
+		      const struct sp_loop *loops, int *str, int maxpos)
+{
+	int sj = last_sidx(sp, j), np = sp->sg[sj].npure, p, h, ret, i;
+
+	if (sp->fn[f].nstages != 1 || sp->fn[f].wide)
+		return 0;
+	for (i = 0; i < w->nuses; i++)
+		if (w->uses[i] != sj)
+			return 0;
+	/* Neither j nor a Func it is computed in slides. */
+	for (h = j, i = 0; i <= sp->nfuncs; i++) {
+		struct st_func *hb = fblk(sp, st, h);
+
+		if (hb->gran == G_SLIDE)
+			return 0;
+		if (hb->gran != G_AT)
+			break;
+		h = hb->site;
+	}
+	for (p = 0; p < np; p++) {
+		int q = ni->rpos[p], d = sp->sg[sj].pure[p], k, nslid = 0;
+		uint64_t slid = 0;
+		struct opt *o;
+
+		/* A plain loop: never split, serial; stored at a pure loop
+		 * (never inside a reduction loop) or at root. */
+		if (ni->nsplit[p] || loops[q].par || q > maxpos ||
+		    (q > 0 && loops[q - 1].p < 0))
+			continue;
+		if (q == 0 ? gran(sp, st, j) != G_ROOT : 0)
+			continue;
+		if (d >= 64 || unit_reads(sp, st, sp->sg[sj].ms, f,
+					  UINT64_C(1) << d, &slid, 0) <= 0)
+			continue;
+		for (k = 0; k < sp->fn[f].nargs; k++)
+			nslid += (int)((slid >> k) & 1);
+		if ((sp->o.prune & PT_SPACE_PRUNE_SLIDE_ONE_DIM) &&
+		    nslid != 1)
+			continue;
+		if (in_strided_tile(sp, st, f, j, loops, q, str))
+			continue;
+		if ((ret = optbuf_add(ob, &o)))
+			return ret;
+		o->kind = K_SLIDE;
+		o->func = (int16_t)j;
+		o->level = (uint8_t)p;
+		/* Each point once per store instance: judge the recompute
+		 * as if computed at the store site. */
+		if (q == 0) {
+			for (k = 0; k < sp->fn[f].nargs; k++)
+				o->reg[k] = (float)sp->fn[f].rext[k];
+			o->inst = fblk(sp, st, j)->inst;
+			o->state = recompute_ok(sp, f, o->inst *
+				func_points(sp, f, o->reg)) ? 1 : 2;
+		} else {
+			site_eval(sp, st, w, f, j, loops, ni->n, q - 1, ni,
+				  q, o);
+		}
+		if (o->state != 1) {
+			ob->n--;
+			continue;
+		}
+		/* The region and instances of one computation. */
+		region_at(sp, st, w, f, j, loops, ni->n, q, ni, q, o->reg);
+		o->inst = (float)instances(sp, st, j, loops, q);
+	}
+	return 0;
+}
+
+static int gen_gran(const struct pt_space *sp, const struct pt_space_state *st,
+		    struct pt_space_work *w, struct optbuf *ob, int f)
+{
+	const struct sp_func *fn = &sp->fn[f];
+	struct opt *o;
+	int ret;
+
+	if (fn->is_output) {
+		w->nuses = 0;
+	} else {
+		find_uses(sp, st, w, f);
+		if (inline_ok(sp, st, w, f)) {
+			if ((ret = optbuf_add(ob, &o)))
+				return ret;
+			o->kind = K_INLINE;
+			o->state = 1;
+		}
+	}
+	if ((ret = optbuf_add(ob, &o)))
+		return ret;
+	o->kind = K_ROOT;
+	o->state = 1;
+	if (fn->is_output || !w->nuses || fn->wide)
+		return 0;
+	return gen_sites(sp, st, w, ob, f);
+}
+
+/* Pure dims of stage s that a sliding Func may not split (its slid
+ * coordinates). */
+static uint64_t slid_dims(const struct pt_space *sp,
+			  const struct pt_space_state *st, int s)
+{
+	int f = sp->sg[s].func, j, sj, p;
+	struct st_func *fb = fblk(sp, st, f);
+	uint64_t slid = 0, mask = 0;
+
+	if (fb->gran != G_SLIDE)
+		return 0;
+	j = fb->site;
+	sj = last_sidx(sp, j);
+	unit_reads(sp, st, sp->sg[sj].ms, f,
+		   UINT64_C(1) << sp->sg[sj].pure[fb->slot], &slid, 0);
+	for (p = 0; p < sp->sg[s].npure; p++)
+		if ((slid >> sp->sg[s].arg[p]) & 1)
+			mask |= UINT64_C(1) << p;
+	return mask;
+}
+
+static int gen_tile(const struct pt_space *sp, const struct pt_space_state *st,
+		    struct optbuf *ob, int s)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	const struct sp_func *fn = &sp->fn[sg->func];
+	int g = gran(sp, st, sg->func), np = sg->npure, lanes = fn->lanes;
+	int vd, p, k, ret, nvd = 0, vds[MAXARGS + 1];
+	uint64_t slid = slid_dims(sp, st, s);
+	int par_ok = g != G_SLIDE && sp->o.max_levels >= 2 && (g == G_ROOT ||
+		!(sp->o.prune & PT_SPACE_PRUNE_PARALLEL_OUTER));
+	double R[MAXARGS];
+
+	for (p = 0; p < np; p++) {
+		R[p] = pure_extent(sp, st, s, p);
+		if (R[p] >= lanes && lanes >= 2 && !((slid >> p) & 1) &&
+		    (!nvd || !(sp->o.prune & PT_SPACE_PRUNE_VECTOR_DIM)))
+			vds[nvd++] = p;
+	}
+	if (!nvd)
+		vds[nvd++] = -1;
+	for (vd = 0; vd < nvd; vd++) {
+		struct opt *o, tmp;
+		struct fam *fa;
+		int any = 0;
+
+		if (par_ok) {
+			if ((ret = fam_add(ob, &fa)))
+				return ret;
+			fa->np = np;
+			fa->nrv = 1;
+			fa->par = 1;
+			fa->total = 1;
+			for (p = 0; p < np; p++) {
+				double base = p == vds[vd] ? lanes : 1;
+				struct cands *cs = &fa->cs;
+				int c = 0;
+
+				cs->n[p] = 0;
+				while (!((slid >> p) & 1) && c <= MAXCODE &&
+				       base * (double)((int64_t)1 << c) < R[p])
+					cs->c[p][cs->n[p]++] = (uint8_t)c++;
+				cs->c[p][cs->n[p]++] = REM;
+			}
+			coarsen(&fa->cs, np, sp->o.max_tilings);
+			for (p = 0; p < np; p++) {
+				fa->total *= fa->cs.n[p];
+				for (k = 0; k < fa->cs.n[p]; k++)
+					fa->tf[p][k] = fa->cs.c[p][k] == REM ?
+						1 : ceil_div(R[p],
+						(p == vds[vd] ? lanes : 1) *
+						(double)((int64_t)1 <<
+							 fa->cs.c[p][k]));
+			}
+			if ((ret = optbuf_add(ob, &o)))
+				return ret;
+			o->kind = K_TILE;
+			o->state = 1;
+			o->vdim = (int8_t)vds[vd];
+			o->fam = ob->nf - 1;
+			for (k = 0; k < fa->total && !any; k++)
+				any = combo(sp, ob, o, k, &tmp);
+			if (!any)
+				ob->n--;
+		}
+		/* Serial: when nothing parallel qualifies (or the task
+		 * bounds are off). */
+		if (any && (sp->o.prune & PT_SPACE_PRUNE_PARALLEL_TASKS))
+			continue;
+		if ((ret = optbuf_add(ob, &o)))
+			return ret;
+		o->kind = K_TILE;
+		o->state = 1;
+		o->vdim = (int8_t)vds[vd];
+		for (p = 0; p < np; p++)
+			o->code[p] = REM;
+	}
+	return 0;
+}
+
+static int gen_inner(const struct pt_space *sp, const struct pt_space_state *st,
+		     struct optbuf *ob, int s)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	struct st_stage *b = sblk(sp, st, s);
+	int np = sg->npure, x = b->order[b->nlev - 1], p, ret, lanes;
+	uint64_t slid = slid_dims(sp, st, s);
+	struct fam *fa;
+	struct opt *o;
+
+	if ((ret = optbuf_add(ob, &o)))
+		return ret;
+	o->kind = K_NONE;
+	o->state = 1;
+	if (b->nlev >= sp->o.max_levels)
+		return 0;
+	if ((ret = fam_add(ob, &fa)))
+		return ret;
+	lanes = sp->fn[sg->func].lanes;
+	fa->np = np;
+	fa->nrv = sg->nrv ? 2 : 1;
+	fa->par = 0;
+	fa->total = fa->nrv;
+	for (p = 0; p < np; p++) {
+		uint8_t f = *fac(b, np, x, p);
+		struct cands *cs = &fa->cs;
+		int c = 0;
+
+		fa->x[p] = f;
+		cs->n[p] = 0;
+		if ((slid >> p) & 1) {
+			cs->c[p][cs->n[p]++] = 0;
+		} else if (f == REM) {
+			/* Only the vector loop is inside the innermost
+			 * level. */
+			double r = ceil_div(pure_extent(sp, st, s, p),
+					    b->vdim == p ? lanes : 1);
+
+			while (c <= MAXCODE &&
+			       2.0 * (double)((int64_t)1 << c) <= r)
+				cs->c[p][cs->n[p]++] = (uint8_t)c++;
+		} else {
+			while (c <= f)
+				cs->c[p][cs->n[p]++] = (uint8_t)c++;
+		}
+		if (!cs->n[p])
+			cs->c[p][cs->n[p]++] = 0;
+	}
+	coarsen(&fa->cs, np, sp->o.max_tilings);
+	for (p = 0; p < np; p++) {
+		fa->total *= fa->cs.n[p];
+		memset(fa->tf[p], 0, sizeof(fa->tf[p]));
+	}
+	if ((ret = optbuf_add(ob, &o)))
+		return ret;
+	o->kind = K_INNER;
+	o->state = 1;
+	o->fam = ob->nf - 1;
+	return 0;
+}
+
+/* The options of the decision st waits for, grouped by kind. */
+static int gen(const struct pt_space *sp, const struct pt_space_state *st,
+	       struct pt_space_work *w, struct optbuf *ob)
+{
+	struct st_hdr *h = hdr(st);
+	int ret, i, k, n[NKINDS], at[NKINDS];
+	struct opt *v;
+
+	ob->n = 0;
+	ob->nf = 0;
+	if (h->func < 0)
+		return PT_EINVAL;
+	switch (h->what) {
+	case PT_SPACE_GRAN:
+		ret = gen_gran(sp, st, w, ob, h->func);
+		break;
+	case PT_SPACE_TILE:
+		ret = gen_tile(sp, st, ob, sp->fn[h->func].first + h->stage);
+		break;
+	default:
+		ret = gen_inner(sp, st, ob, sp->fn[h->func].first + h->stage);
+	}
+	if (ret || ob->n < 2)
+		return ret;
+	/* A stable sort by kind. */
+	memset(n, 0, sizeof(n));
+	for (i = 0; i < ob->n; i++)
+		n[ob->v[i].kind]++;
+	for (k = 0, i = 0; k < NKINDS; k++) {
+		at[k] = i;
+		i += n[k];
+	}
+	if (w->tmp.cap < ob->n) {
+		v = realloc(w->tmp.v, (size_t)ob->n * sizeof(*v));
+		if (!v)
+			return PT_ENOMEM;
+		w->tmp.v = v;
+		w->tmp.cap = ob->n;
+	}
+	v = w->tmp.v;
+	for (i = 0; i < ob->n; i++)
+		v[at[ob->v[i].kind]++] = ob->v[i];
+	memcpy(ob->v, v, (size_t)ob->n * sizeof(*v));
+	return 0;
+}
+
+/* Test an option not tested yet (a site splitting a level); 1 if valid. */
+static int valid(const struct pt_space *sp, const struct pt_space_state *st,
+		 struct pt_space_work *w, struct opt *o)
+{
+	int f = hdr(st)->func, j, sj, np, q, str = -1;
+	struct st_stage *b;
+	struct ninfo ni;
+
+	if (o->state)
+		return o->state == 1;
+	/* K_SPLIT */
+	j = o->func;
+	sj = last_sidx(sp, j);
+	np = sp->sg[sj].npure;
+	b = sblk(sp, st, sj);
+	memcpy(w->blk, b, sblk_size(np));
+	split_level((struct st_stage *)(void *)w->blk, np, o->level, o->code);
+	build_nest(sp, st, sj, (struct st_stage *)(void *)w->blk, w->loops[1],
+		   &ni);
+	q = ni.lend[b->nlev];
+	if (in_strided_tile(sp, st, f, j, w->loops[1], q, &str)) {
+		o->state = 2;
+		return 0;
+	}
+	/* Everything at the split level or inside it stays inside. */
+	return site_eval(sp, st, w, f, j, w->loops[1], ni.n, q, NULL, o->qmin,
+			 o);
+}
+
+/* --- taking a decision ---------------------------------------------------- */
+
+static int first_tiled(const struct pt_space *sp, int f, int from)
+{
+	int s;
+
+	for (s = from; s < sp->fn[f].nstages; s++)
+		if (sp->sg[sp->fn[f].first + s].tiled)
+			return s;
+	return -1;
+}
+
+/* Move the header to the decision after the one just taken. */
+static void advance(const struct pt_space *sp, struct pt_space_state *st)
+{
+	struct st_hdr *h = hdr(st);
+	int f = h->func, s = -1;
+
+	if (h->what == PT_SPACE_GRAN) {
+		if (!inlined(sp, st, f))
+			s = first_tiled(sp, f, 0);
+	} else if (h->what == PT_SPACE_TILE) {
+		h->what = PT_SPACE_INNER;
+		return;
+	} else {
+		s = first_tiled(sp, f, h->stage + 1);
+	}
+	if (s >= 0) {
+		h->what = PT_SPACE_TILE;
+		h->stage = (uint8_t)s;
+		return;
+	}
+	h->func = (int16_t)(f - 1);
+	h->what = PT_SPACE_GRAN;
+	h->stage = 0;
+	if (h->func < 0)
+		h->func = -1;
+}
+
+static void set_tile(struct st_stage *b, int np, const struct opt *o)
+{
+	int p, any_par = 0, any_t = 0;
+
+	memset(fac(b, np, 0, 0), 0, (size_t)MAXLEV * (size_t)np);
+	b->vdim = o->vdim;
+	for (p = 0; p < np; p++) {
+		if (o->code[p] == REM) {
+			*fac(b, np, 1, p) = REM;
+			any_t = 1;
+		} else {
+			*fac(b, np, 0, p) = REM;
+			*fac(b, np, 1, p) = o->code[p];
+			any_par = 1;
+			any_t |= o->code[p] != 0;
+		}
+	}
+	if (!any_par) {
+		/* One serial level. */
+		for (p = 0; p < np; p++)
+			*fac(b, np, 0, p) = REM;
+		memset(fac(b, np, 1, 0), 0, (size_t)np);
+		b->nlev = 1;
+		b->par = NOLEV;
+		b->rvlev = 0;
+	} else if (!any_t) {
+		b->nlev = 1;
+		b->par = 0;
+		b->rvlev = 0;
+		memset(fac(b, np, 1, 0), 0, (size_t)np);
+	} else {
+		b->nlev = 2;
+		b->par = 0;
+		b->rvlev = 1;
+	}
+	b->order[0] = 0;
+	b->order[1] = 1;
+	b->done |= 1;
+}
+
+static void set_inner(struct st_stage *b, int np, const struct opt *o)
+{
+	int x = b->order[b->nlev - 1], nl = b->nlev, p;
+
+	for (p = 0; p < np; p++) {
+		uint8_t f = *fac(b, np, x, p), c = o->code[p];
+
+		*fac(b, np, nl, p) = c;
+		if (f != REM)
+			*fac(b, np, x, p) = (uint8_t)(f - c);
+	}
+	b->order[nl] = (uint8_t)nl;
+	b->nlev++;
+	b->rvlev = (uint8_t)(o->rv ? x : nl);
+}
+
+static void set_inline(const struct pt_space *sp, struct pt_space_state *st,
+		       struct pt_space_work *w, int f)
+{
+	int i;
+
+	find_uses(sp, st, w, f);
+	for (i = 0; i < w->nuses; i++) {
+		struct st_stage *b = sblk(sp, st, w->uses[i]);
+
+		b->feeding++;
+		b->added += (float)(w->copies[w->uses[i]] * sp->fn[f].ops);
+	}
+	fblk(sp, st, f)->gran = G_INLINE;
+}
+
+/* Apply option o to st (which waits for o's decision) and advance. */
+static void apply_one(const struct pt_space *sp, struct pt_space_state *st,
+		      struct pt_space_work *w, const struct opt *o)
+{
+	struct st_hdr *h = hdr(st);
+	int f = h->func, k, s;
+	struct st_func *fb = fblk(sp, st, f);
+
+	switch (o->kind) {
+	case K_INLINE:
+		set_inline(sp, st, w, f);
+		break;
+	case K_ROOT:
+		fb->gran = G_ROOT;
+		fb->inst = 1;
+		for (k = 0; k < sp->fn[f].nargs && !sp->fn[f].wide; k++)
+			freg(fb)[k] = (float)sp->fn[f].rext[k];
+		break;
+	case K_SPLIT:
+		s = last_sidx(sp, o->func);
+		split_level(sblk(sp, st, s), sp->sg[s].npure, o->level,
+			    o->code);
+		/* fall through */
+	case K_AT:
+	case K_SLIDE:
+		fb->gran = o->kind == K_SLIDE ? G_SLIDE : G_AT;
+		fb->site = o->func;
+		fb->slot = o->kind == K_SPLIT ?
+			(uint8_t)(sblk(sp, st, last_sidx(sp, o->func))->nlev -
+				  1) : o->level;
+		fb->inst = o->inst;
+		for (k = 0; k < sp->fn[f].nargs; k++)
+			freg(fb)[k] = o->reg[k];
+		break;
+	case K_TILE:
+		s = sp->fn[f].first + h->stage;
+		set_tile(sblk(sp, st, s), sp->sg[s].npure, o);
+		break;
+	case K_NONE:
+		sblk(sp, st, sp->fn[f].first + h->stage)->done |= 2;
+		break;
+	case K_INNER:
+		s = sp->fn[f].first + h->stage;
+		set_inner(sblk(sp, st, s), sp->sg[s].npure, o);
+		sblk(sp, st, s)->done |= 2;
+		break;
+	}
+	advance(sp, st);
+}
+
+/* Up to `most` valid options, testing what needs testing; the first one
+ * in *first. */
+static int count_valid(const struct pt_space *sp,
+		       const struct pt_space_state *st,
+		       struct pt_space_work *w, struct optbuf *ob, int most,
+		       struct opt *first)
+{
+	int i, k, n = 0;
+	struct opt o;
+
+	for (i = 0; i < ob->n && n < most; i++) {
+		struct opt *e = &ob->v[i];
+
+		if (e->fam < 0) {
+			if (valid(sp, st, w, e) && !n++)
+				*first = *e;
+			continue;
+		}
+		for (k = 0; k < combos(ob, e) && n < most; k++)
+			if (combo(sp, ob, e, k, &o) && valid(sp, st, w, &o) &&
+			    !n++)
+				*first = o;
+	}
+	return n;
+}
+
+/* Take the decisions that have a single option. */
+static int settle(const struct pt_space *sp, struct pt_space_state *st,
+		  struct pt_space_work *w)
+{
+	struct opt first;
+	int ret;
+
+	while (hdr(st)->func >= 0) {
+		struct optbuf *ob = &w->ob[1];
+
+		if ((ret = gen(sp, st, w, ob)))
+			return ret;
+		if (count_valid(sp, st, w, ob, 2, &first) != 1)
+			break;
+		apply_one(sp, st, w, &first);
+	}
+	return 0;
+}
+
+/* Take option o (a copy: settle() rewrites the option buffers); then
+ * w->ob[1] holds the options of the next decision. */
+static int take(const struct pt_space *sp, struct pt_space_state *st,
+		struct pt_space_work *w, struct opt o)
+{
+	apply_one(sp, st, w, &o);
+	hdr(st)->depth++;
+	return settle(sp, st, w);
+}
+
+/* --- the public walk ------------------------------------------------------ */
+
+int pt_space_root(const struct pt_space *sp, struct pt_space_work *w,
+		  struct pt_space_state *st)
+{
+	struct st_hdr *h;
+	int f;
+
+	memset(st, 0, sp->size);
+	h = hdr(st);
+	for (f = 0; f < sp->nfuncs; f++) {
+		struct st_func *fb = fblk(sp, st, f);
+		int k;
+
+		fb->inst = 1;
+		for (k = 0; k < sp->fn[f].nargs && !sp->fn[f].wide; k++)
+			freg(fb)[k] = (float)sp->fn[f].rext[k];
+	}
+	for (f = 0; f < sp->nstages; f++)
+		sblk(sp, st, f)->vdim = -1;
+	h->func = (int16_t)(sp->nfuncs - 1);
+	h->what = PT_SPACE_GRAN;
+	if (sp->nfuncs <= 0) {
+		h->func = -1;
+		return 0;
+	}
+	return settle(sp, st, w);
+}
+
+int pt_space_complete(const struct pt_space *sp,
+		      const struct pt_space_state *st)
+{
+	(void)sp;
+	return hdr(st)->func < 0;
+}
+
+int pt_space_depth(const struct pt_space *sp, const struct pt_space_state *st)
+{
+	(void)sp;
+	return hdr(st)->depth;
+}
+
+int pt_space_next(const struct pt_space *sp, const struct pt_space_state *st,
+		  int *func, int *stage, int *what)
+{
+	struct st_hdr *h = hdr(st);
+
+	(void)sp;
+	if (h->func < 0)
+		return PT_EINVAL;
+	if (func)
+		*func = h->func;
+	if (stage)
+		*stage = h->what == PT_SPACE_GRAN ? 0 : h->stage;
+	if (what)
+		*what = h->what;
+	return 0;
+}
+
+int pt_space_children(const struct pt_space *sp,
+		      const struct pt_space_state *st,
+		      struct pt_space_work *w, pt_space_child_fn fn, void *arg)
+{
+	struct optbuf *ob = &w->ob[0];
+	int ret, i, n = 0;
+
+	if (hdr(st)->func < 0)
+		return PT_EINVAL;
+	if ((ret = gen(sp, st, w, ob)))
+		return ret;
+	for (i = 0; i < ob->n; i++) {
+		struct opt *e = &ob->v[i], o;
+		int k;
+
+		for (k = 0; k < combos(ob, e); k++) {
+			if (!combo(sp, ob, e, k, &o) || !valid(sp, st, w, &o))
+				continue;
+			n++;
+			if (!fn)
+				continue;
+			memcpy(w->child, st, sp->size);
+			if ((ret = take(sp, w->child, w, o)))
+				return ret;
+			if ((ret = fn(arg, w->child)))
+				return ret;
+		}
+	}
+	return n;
+}
+
+/* Pick a valid option of the options in [a, b) (one kind, families
+ * counted by their combinations) uniformly into *out: draws tested one
+ * at a time, and after RANDOM_TRIES misses all of them. -1 if none is
+ * valid. */
+static int pick_in_kind(const struct pt_space *sp,
+			const struct pt_space_state *st,
+			struct pt_space_work *w, struct optbuf *ob, int a,
+			int b, uint64_t *rng, struct opt *out)
+{
+	int t, i, k, n = 0, total = 0;
+
+	for (i = a; i < b; i++)
+		total += combos(ob, &ob->v[i]);
+	for (t = 0; t < RANDOM_TRIES; t++) {
+		k = below(rng, total);
+		for (i = a; k >= combos(ob, &ob->v[i]); i++)
+			k -= combos(ob, &ob->v[i]);
+		if (combo(sp, ob, &ob->v[i], k, out) &&
+		    valid(sp, st, w, out))
+			return 0;
+	}
+	/* The valid ones, kept in w->tmp. */
+	w->tmp.n = 0;
+	for (i = a; i < b; i++)
+		for (k = 0; k < combos(ob, &ob->v[i]); k++) {
+			struct opt o, *v;
+
+			if (!combo(sp, ob, &ob->v[i], k, &o) ||
+			    !valid(sp, st, w, &o))
+				continue;
+			if (optbuf_add(&w->tmp, &v))
+				return -1;
+			*v = o;
+			n++;
+		}
+	if (!n)
+		return -1;
+	*out = w->tmp.v[below(rng, n)];
+	return 0;
+}
+
+/* A random valid option of ob (the options of st's decision) into *out:
+ * a kind uniformly among those with a valid option, then an option of
+ * it. -1 if none (which cannot happen: root is always valid). */
+static int pick(const struct pt_space *sp, const struct pt_space_state *st,
+		struct pt_space_work *w, struct optbuf *ob, uint64_t *rng,
+		struct opt *out)
+{
+	int i, k, nk, kinds[NKINDS], start[NKINDS + 1];
+
+	memset(start, 0, sizeof(start));
+	for (i = 0; i < ob->n; i++)
+		start[ob->v[i].kind + 1]++;
+	for (k = 0; k < NKINDS; k++)
+		start[k + 1] += start[k];
+	nk = 0;
+	for (k = 0; k < NKINDS; k++)
+		if (start[k + 1] > start[k])
+			kinds[nk++] = k;
+	while (nk > 0) {
+		i = below(rng, nk);
+		k = kinds[i];
+		if (!pick_in_kind(sp, st, w, ob, start[k], start[k + 1], rng,
+				  out))
+			return 0;
+		kinds[i] = kinds[--nk];
+	}
+	return -1;
+}
+
+int pt_space_random_child(const struct pt_space *sp,
+			  const struct pt_space_state *st,
+			  struct pt_space_work *w, uint64_t *rng,
+			  struct pt_space_state *child)
+{
+	struct optbuf *ob = &w->ob[0];
+	struct opt o;
+	int ret;
+
+	if (hdr(st)->func < 0)
+		return PT_EINVAL;
+	if ((ret = gen(sp, st, w, ob)))
+		return ret;
+	if (pick(sp, st, w, ob, rng, &o))
+		return PT_EINVAL;
+	if (child != st)
+		memcpy(child, st, sp->size);
+	return take(sp, child, w, o);
+}
+
+int pt_space_random_complete(const struct pt_space *sp,
+			     const struct pt_space_state *st,
+			     struct pt_space_work *w, uint64_t *rng,
+			     struct pt_space_state *out)
+{
+	struct opt o;
+	int ret;
+
+	if (hdr(st)->func < 0) {
+		if (out != st)
+			memcpy(out, st, sp->size);
+		return 0;
+	}
+	/* The first step as pt_space_random_child(); after each step,
+	 * settle() leaves the next decision's options in w->ob[1]. */
+	if ((ret = pt_space_random_child(sp, st, w, rng, out)))
+		return ret;
+	while (hdr(out)->func >= 0) {
+		if (pick(sp, out, w, &w->ob[1], rng, &o))
+			return PT_EINVAL;
+		if ((ret = take(sp, out, w, o)))
+			return ret;
+	}
+	return 0;
+}
+
+/* --- the schedule --------------------------------------------------------- */
+
+/* A new zeroed directive at the end of out->dirs, which holds room for
+ * `room` (the stage's count, at most: one block instead of a realloc per
+ * directive). */
+static struct pt_directive *dir_new(struct pt_sched_stage *out, int room)
+{
+	struct pt_directive *d;
+
+	if (!out->dirs) {
+		out->dirs = calloc((size_t)room, sizeof(*out->dirs));
+		if (!out->dirs)
+			return NULL;
+	}
+	if (out->ndirs >= room)
+		return NULL;
+	d = &out->dirs[out->ndirs++];
+	memset(d, 0, sizeof(*d));
+	pt_strvec_init(&d->order);
+	return d;
+}
+
+static int dir_name(struct pt_directive *d, const char *dim)
+{
+	d->dim = pt_model_strdup(dim);
+	return d->dim ? 0 : PT_ENOMEM;
+}
+
+/* Is a Func computed at (or sliding in) level lev of j's nest? */
+static int level_hosts(const struct pt_space *sp,
+		       const struct pt_space_state *st, int j, int lev,
+		       const struct ninfo *ni)
+{
+	int h;
+
+	for (h = 0; h < j; h++) {
+		struct st_func *hb = fblk(sp, st, h);
+
+		if (hb->site != j)
+			continue;
+		if (hb->gran == G_AT && hb->slot == lev)
+			return 1;
+		if (hb->gran == G_SLIDE && ni->rpos[hb->slot] >=
+		    ni->lfirst[lev] && ni->rpos[hb->slot] <= ni->lend[lev])
+			return 1;
+	}
+	return 0;
+}
+
+/* The innermost level's loops to unroll (Adams: the innermost tile when
+ * its loops are constants of at most 16 iterations in all and nothing is
+ * computed inside it); 0 when none. */
+static int unroll_level(const struct pt_space *sp,
+			const struct pt_space_state *st, int s,
+			const struct sp_loop *loops, const struct ninfo *ni)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	struct st_stage *b = sblk(sp, st, s);
+	int x = b->order[b->nlev - 1], i;
+	double prod = 1;
+
+	if (b->nlev < 2 || x == b->par || (sg->nrv && b->rvlev == x))
+		return 0;
+	for (i = ni->lfirst[x]; i <= ni->lend[x]; i++) {
+		if (!loops[i].inner)
+			return 0;
+		prod *= loops[i].extent;
+	}
+	if (prod > UNROLL_MAX || (sg->ops + b->added) * prod > UNROLL_CODE)
+		return 0;
+	if (s == last_sidx(sp, sg->func) &&
+	    level_hosts(sp, st, sg->func, x, ni))
+		return 0;
+	return 1;
+}
+
+static int stage_dirs(const struct pt_space *sp,
+		      const struct pt_space_state *st, int s,
+		      struct sp_loop *loops, struct pt_sched_stage *out)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	const struct pt_stage *ms = sg->ms;
+	const struct sp_func *fn = &sp->fn[sg->func];
+	struct st_stage *b = sblk(sp, st, s);
+	int g = gran(sp, st, sg->func), np = sg->npure, p, k, i, d, same;
+	int s0 = ms->index == 0, root = g == G_ROOT, slide = g == G_SLIDE;
+	struct pt_directive *dr;
+	struct ninfo ni;
+	char buf[NAMELEN];
+	const char *have[64 + MAXARGS * MAXSPLIT];
+	int nhave = 0, room;
+
+	build_nest(sp, st, s, b, loops, &ni);
+	room = 1 + ni.n;
+	for (p = 0; p < np; p++)
+		room += ni.nsplit[p];
+	for (p = 0; p < np; p++) {
+		int64_t e = ms->dims[sg->pure[p]].extent;
+
+		for (k = 1; k <= ni.nsplit[p]; k++) {
+			int64_t fa = ni.pfac[p][k - 1];
+
+			if (!(dr = dir_new(out, room)))
+				return PT_ENOMEM;
+			dr->kind = PT_DIR_SPLIT;
+			dr->factor = fa;
+			dr->tail = PT_TAIL_GUARD;
+			if (s0 && !slide) {
+				if (k == 1 && b->vdim == p && !fn->exact)
+					dr->tail = PT_TAIL_ROUND;
+				else if (root && fa <= e)
+					dr->tail = PT_TAIL_SHIFT;
+			}
+			dr->outer = pt_model_strdup(sg->name[p][k][0]);
+			dr->inner = pt_model_strdup(sg->name[p][k][1]);
+			if (dir_name(dr, sg->name[p][k - 1][0]) ||
+			    !dr->outer || !dr->inner)
+				return PT_ENOMEM;
+			e = div_up(e, fa);
+		}
+	}
+	/* Halide's order after the splits, innermost first, against ours. */
+	for (d = 0; d < ms->ndims && nhave < 64; d++) {
+		for (p = 0; p < np && sg->pure[p] != d; p++)
+			;
+		if (p == np) {
+			have[nhave++] = NULL;  /* a reduction loop: kept */
+			continue;
+		}
+		for (k = 1; k <= ni.nsplit[p]; k++)
+			have[nhave++] = sg->name[p][k][1];
+		have[nhave++] = sg->name[p][ni.nsplit[p]][0];
+	}
+	same = nhave == ni.n;
+	for (i = 0; i < ni.n && same; i++) {
+		const struct sp_loop *l = &loops[ni.n - 1 - i];
+
+		if (l->p < 0 ? have[i] != NULL :
+		    !have[i] || strcmp(have[i], loop_name(sp, s, l, buf)))
+			same = 0;
+	}
+	if (!same && ni.n >= 2) {
+		if (!(dr = dir_new(out, room)))
+			return PT_ENOMEM;
+		dr->kind = PT_DIR_REORDER;
+		for (i = ni.n - 1; i >= 0; i--)
+			if (pt_strvec_push(&dr->order,
+					   loop_name(sp, s, &loops[i], buf)))
+				return PT_ENOMEM;
+	}
+	for (i = 0; i < ni.n; i++) {
+		const struct sp_loop *l = &loops[i];
+
+		if (!l->vec && !l->par)
+			continue;
+		if (!(dr = dir_new(out, room)))
+			return PT_ENOMEM;
+		dr->kind = l->vec ? PT_DIR_VECTORIZE : PT_DIR_PARALLEL;
+		if (dir_name(dr, loop_name(sp, s, l, buf)))
+			return PT_ENOMEM;
+	}
+	if (unroll_level(sp, st, s, loops, &ni)) {
+		int x = b->order[b->nlev - 1];
+
+		for (i = ni.lfirst[x]; i <= ni.lend[x]; i++) {
+			if (loops[i].extent < 2)
+				continue;
+			if (!(dr = dir_new(out, room)))
+				return PT_ENOMEM;
+			dr->kind = PT_DIR_UNROLL;
+			if (dir_name(dr, loop_name(sp, s, &loops[i], buf)))
+				return PT_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int set_site(struct pt_site *site, int j, const char *loop)
+{
+	site->func = j;
+	site->loop = pt_model_strdup(loop);
+	return site->loop ? 0 : PT_ENOMEM;
+}
+
+int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
+		   struct pt_sched **out)
+{
+	const struct pt_model *m = sp->m;
+	struct pt_sched *s;
+	struct sp_loop *loops;
+	int f, i, ret = PT_ENOMEM;
+	size_t nl = (size_t)sp->maxdims + MAXARGS * MAXSPLIT + 2;
+
+	*out = NULL;
+	s = pt_sched_new_for(m);
+	loops = calloc(nl, sizeof(*loops));
+	if (!s || !loops || pt_strvec_push(&s->meta, "tuner=space"))
+		goto fail;
+	for (f = 0; f < sp->nfuncs; f++) {
+		struct st_func *fb = fblk(sp, st, f);
+		struct pt_sched_func *sf = &s->funcs[f];
+		struct ninfo ni;
+		char buf[NAMELEN];
+		int sj, q;
+
+		if (fb->gran == G_INLINE) {
+			sf->compute = PT_COMPUTE_INLINE;
+			continue;
+		}
+		if (fb->gran == G_AT || fb->gran == G_SLIDE) {
+			sj = last_sidx(sp, fb->site);
+			build_nest(sp, st, sj, sblk(sp, st, sj), loops, &ni);
+			q = site_pos(sp, st, f, &ni);
+			sf->compute = PT_COMPUTE_AT;
+			if (set_site(&sf->compute_at, fb->site,
+				     loop_name(sp, sj, &loops[q], buf)))
+				goto fail;
+			if (fb->gran == G_AT || q > 0) {
+				if (fb->gran == G_SLIDE)
+					q--;
+				if (set_site(&sf->store_at, fb->site,
+					     loop_name(sp, sj, &loops[q],
+						       buf)))
+					goto fail;
+			} else {
+				sf->store_root = 1;
+			}
+		}
+		for (i = 0; i < sp->fn[f].nstages; i++) {
+			int sidx = sp->fn[f].first + i;
+
+			if (!sp->sg[sidx].tiled ||
+			    !(sblk(sp, st, sidx)->done & 1))
+				continue;
+			if ((ret = stage_dirs(sp, st, sidx, loops,
+					      &sf->stages[i])))
+				goto fail;
+			ret = PT_ENOMEM;
+		}
+	}
+	free(loops);
+	*out = s;
+	return 0;
+fail:
+	free(loops);
+	pt_sched_free(s);
+	return ret;
+}

@@ -10,7 +10,9 @@
 # output bit-identical to the reference's, and the comparison is exact for
 # every example, floats included.
 #
-# Each candidate is a random schedule (`protune random MODEL --seed N`)
+# Each candidate is a random schedule (`protune random MODEL --seed N`, or
+# with PT_DIFF_DRAW=space a random complete state of the search space,
+# `protune space MODEL --seed N`)
 # applied through PROTUNE_SCHEDULE_FILE. An outcome line per candidate goes
 # to the report: "NAME SEED ok|refused|genfail|runfail|differs REASON".
 
@@ -63,7 +65,8 @@ pt_diff_setup() {
 # REPORT and fails unless it is "ok".
 pt_diff_one() {
 	_n=$1 _s=$2 _rep=$3 _d=cand$2
-	if ! protune random "$_n.model" --seed "$_s" >"$_d.sched" 2>"$_d.err"; then
+	if ! protune "${PT_DIFF_DRAW:-random}" "$_n.model" --seed "$_s" \
+			>"$_d.sched" 2>"$_d.err"; then
 		echo "$_n $_s refused $(head -n1 "$_d.err")" >>"$_rep"
 		return 1
 	fi

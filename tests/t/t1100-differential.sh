@@ -21,6 +21,11 @@ for ex in ${PT_DIFF_EXAMPLES:-$(pt_ex_list)}; do
 		"
 		s=$((s + 1))
 	done
+	# One draw from the tuner's search space (PT_DIFF_DRAW=space does
+	# more in check-long).
+	test_expect_success "$ex: a search-space schedule matches the reference" "
+		(cd $ex && PT_DIFF_DRAW=space pt_diff_one $ex 1000 '$report')
+	"
 done
 
 test_expect_success 'every random schedule was legal and correct' '

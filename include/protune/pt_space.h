@@ -1,0 +1,193 @@
+/* pt_space.h: the schedule space the tuner searches (doc/space.md).
+ *
+ * The space is Adams et al. 2019's (§3.1), as ProTuner walks it: Funcs are
+ * scheduled one at a time from the outputs back to the inputs, and each
+ * Func takes these decisions in turn:
+ *
+ *   PT_SPACE_GRAN   its compute and storage granularity: inline; root; at
+ *                   the end of one tiling level of a Func already
+ *                   scheduled whose loops enclose every use (a "site");
+ *                   the same after splitting that level in two (a new
+ *                   tiling level of the consumer, the Func computed per
+ *                   outer tile); or a sliding window (computed at a plain
+ *                   loop of the consumer, stored one loop further out).
+ *   PT_SPACE_TILE   per stage: the dim vectorized at the native width of
+ *                   the Func's narrowest type, and, for a Func at root, a
+ *                   tiling whose outer level is parallel.
+ *   PT_SPACE_INNER  per stage: none, or a new innermost tiling level
+ *                   (register blocking; unrolled when small and constant),
+ *                   and in updates whether the reduction loops sit inside
+ *                   or outside it.
+ *
+ * A stage's loops are a stack of tiling levels over its pure dims (each
+ * level splits every dim by a power of two, or holds what is left of it),
+ * the vector loop innermost; reduction loops keep their order and sit
+ * inside one level's pure loops. Tile sizes are powers of two, coarsened
+ * (every second, third, ... power) when a level has too many candidates.
+ *
+ * A decision with a single option is taken without counting as one (an
+ * output is always at root; a stage with nothing to vectorize or tile has
+ * no PT_SPACE_TILE decision). Unrolling is not a decision: when a state
+ * becomes a schedule, the innermost level of a stage is unrolled when its
+ * loops are small constants and nothing is computed inside them. Every
+ * complete state gives a schedule that passes pt_sched_check(); the space
+ * never produces an illegal one (it keeps to guard, shift and round tails
+ * where the legality rules allow them, and to the one sliding-window
+ * shape they allow).
+ *
+ * A state is the decisions taken so far, as a flat block of
+ * pt_space_state_size() bytes with no pointers: copy it with memcpy(),
+ * compare two with memcmp() (every byte is defined), keep as many as
+ * needed. The space (the model's analysis, built once) is immutable after
+ * pt_space_new() and may be shared by any number of threads; each thread
+ * passes its own struct pt_space_work (scratch memory).
+ *
+ * Randomness comes from the caller: a uint64_t splitmix64 state, advanced
+ * by the calls that draw. The same space, state and generator state always
+ * give the same result.
+ *
+ * Ownership: pt_space_new() borrows the model, which must outlive the
+ * space. The caller frees what the _new functions return with the matching
+ * _free; state memory is the caller's. Errors: 0 (or a count) on success,
+ * a negative PT_E* code otherwise (PT_ENOMEM; PT_EINVAL for a bad model or
+ * options, or for a complete state where a child is asked for). No I/O, no
+ * global state.
+ */
+#ifndef PROTUNE_PT_SPACE_H
+#define PROTUNE_PT_SPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protune/pt_error.h"
+#include "protune/pt_model.h"
+#include "protune/pt_sched.h"
+
+#define PT_SPACE_MAX_LEVELS 4  /* tiling levels of one stage */
+#define PT_SPACE_MAX_ARGS 8    /* pure dims a stage may have to be tiled;
+				* wider stages are computed without
+				* directives and hold no compute sites */
+
+/* The decisions (pt_space_next()). */
+enum { PT_SPACE_GRAN = 1, PT_SPACE_TILE = 2, PT_SPACE_INNER = 3 };
+
+/* Pruning rules (Adams 2019 §3.2 and a few of protune's), each a switch so
+ * that its effect can be measured. doc/space.md says exactly what each one
+ * removes. */
+enum {
+	/* Parallel loops only in the outermost level of a Func at root. Off:
+	 * Funcs computed at a site may take parallel tilings too. */
+	PT_SPACE_PRUNE_PARALLEL_OUTER = 1u << 0,
+	/* A parallel tiling gives between cores and 16 x cores tasks (the
+	 * product of its loops' extents), also after a later split of the
+	 * level; a stage is serial only when none does. Off: any tiling
+	 * with two tasks or more, and serial always. */
+	PT_SPACE_PRUNE_PARALLEL_TASKS = 1u << 1,
+	/* No compute site, inlining or sliding window that makes a Func
+	 * compute more than `recompute` (10) times the points it computes at
+	 * root, except single-load Funcs (one load, nothing else). */
+	PT_SPACE_PRUNE_RECOMPUTE = 1u << 2,
+	/* A sliding window only where the slid loop moves exactly one of the
+	 * Func's coordinates. Off: also where it moves several, or none. */
+	PT_SPACE_PRUNE_SLIDE_ONE_DIM = 1u << 3,
+	/* Inlining adds at most 128 operations to any stage (big expressions
+	 * copied into vectorized, unrolled loops make LLVM crawl). */
+	PT_SPACE_PRUNE_INLINE_SIZE = 1u << 4,
+	/* Vectorize only the innermost pure dim wide enough for a native
+	 * vector. Off: any pure dim wide enough. */
+	PT_SPACE_PRUNE_VECTOR_DIM = 1u << 5,
+	PT_SPACE_PRUNE_ALL = 0x3f
+};
+
+struct pt_space_opts {
+	unsigned prune;     /* PT_SPACE_PRUNE_* bits */
+	int max_levels;     /* tiling levels per stage, 1..PT_SPACE_MAX_LEVELS
+			     * (0: PT_SPACE_MAX_LEVELS) */
+	int max_tilings;    /* candidate tilings of one level before the
+			     * tile sizes are coarsened (0: 128) */
+	double recompute;   /* the recompute bound (0: 10) */
+	int sliding;        /* offer sliding windows (1, the default) */
+};
+
+#define PT_SPACE_OPTS_INIT { PT_SPACE_PRUNE_ALL, 0, 0, 0.0, 1 }
+
+struct pt_space;
+struct pt_space_work;
+struct pt_space_state;  /* pt_space_state_size() bytes of plain data */
+
+/* Analyse model `m` (which must validate, and outlive the space) into a
+ * new space in *out. opts may be NULL for the defaults. */
+int pt_space_new(const struct pt_model *m, const struct pt_space_opts *opts,
+		 struct pt_space **out, struct pt_error *err);
+void pt_space_free(struct pt_space *sp);
+
+/* Bytes of one state of this space (the same for every state). */
+size_t pt_space_state_size(const struct pt_space *sp);
+
+/* Scratch memory for one thread; NULL when out of memory. */
+struct pt_space_work *pt_space_work_new(const struct pt_space *sp);
+void pt_space_work_free(struct pt_space_work *w);
+
+/* Allocate a state (pt_space_state_size() bytes, zeroed); free() it. */
+struct pt_space_state *pt_space_state_new(const struct pt_space *sp);
+
+/* Write the root state (no decision taken, forced ones applied) into
+ * `st`. */
+int pt_space_root(const struct pt_space *sp, struct pt_space_work *w,
+		  struct pt_space_state *st);
+
+/* 1 when every Func is decided. */
+int pt_space_complete(const struct pt_space *sp,
+		      const struct pt_space_state *st);
+
+/* Decisions taken so far (forced ones not counted). */
+int pt_space_depth(const struct pt_space *sp,
+		   const struct pt_space_state *st);
+
+/* The decision the state waits for: *func gets the Func, *stage the stage
+ * (0 for PT_SPACE_GRAN), *what PT_SPACE_GRAN, _TILE or _INNER. Any pointer
+ * may be NULL. Returns 0, or PT_EINVAL when the state is complete. */
+int pt_space_next(const struct pt_space *sp, const struct pt_space_state *st,
+		  int *func, int *stage, int *what);
+
+/* Every child of `st`, in a fixed order. For each, fn(arg, child) is
+ * called; the child lives in `w` until fn returns (copy it to keep it),
+ * and fn must not pass `w` to this API meanwhile. fn may be NULL to count
+ * only; a nonzero return from fn stops the enumeration and is returned.
+ * Returns the number of children (at least 1 for a state that is not
+ * complete), or a negative PT_E* code. */
+typedef int (*pt_space_child_fn)(void *arg,
+				 const struct pt_space_state *child);
+int pt_space_children(const struct pt_space *sp,
+		      const struct pt_space_state *st,
+		      struct pt_space_work *w, pt_space_child_fn fn,
+		      void *arg);
+
+/* One child of `st` drawn at random without building the others, written
+ * to `child` (which may be `st` itself). It is always one of the children
+ * pt_space_children() gives; the draw is uniform over the kinds of choice
+ * available (inline, root, site, site with a new tiling level, sliding
+ * window; no inner level or one), then over the options of that kind.
+ * *rng is a splitmix64 state, advanced. */
+int pt_space_random_child(const struct pt_space *sp,
+			  const struct pt_space_state *st,
+			  struct pt_space_work *w, uint64_t *rng,
+			  struct pt_space_state *child);
+
+/* Random children until complete (`out` may be `st`). */
+int pt_space_random_complete(const struct pt_space *sp,
+			     const struct pt_space_state *st,
+			     struct pt_space_work *w, uint64_t *rng,
+			     struct pt_space_state *out);
+
+/* The schedule of state `st` (a new one in *out, pt_sched_free() it),
+ * with a "tuner=space" meta entry and the model's key (hash the model with
+ * pt_model_hash() first). In an incomplete state the Funcs not decided yet
+ * are at root without directives, which is legal too. */
+int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
+		   struct pt_sched **out);
+
+/* splitmix64: the next number of the generator whose state is *s. */
+uint64_t pt_space_rand(uint64_t *s);
+
+#endif
