@@ -743,6 +743,9 @@ struct state {
 	unsigned char *pdone;     /* per Func: pmask computed (rule 6) */
 	uint64_t *pmask;          /* per Func: its pure dims whose region in
 				   * one instance may be a single point */
+	struct bdim **ibound;     /* per Func, once known: how Halide may
+				   * bound each dim of its buffer (rule 6) */
+	struct bctx *broot;       /* the root context of ibound (rule 6) */
 };
 
 /* Does the coordinate depend on the consumer's region, i.e. can computing
@@ -1797,6 +1800,629 @@ static int check_one_element(struct state *S, int f, struct pt_error *err)
 	return 0;
 }
 
+/* --- rule 6: unrolled iterations past a bounded buffer -------------------- */
+
+#define BIG 1e300  /* a size Halide knows no compile-time bound for */
+
+/* The values a coordinate of a Func takes within one instance of it: from
+ * lo plus the sum of coef[b] times the first value of dim b of the site
+ * Func's last stage in the instance, up to `spread` more.
+ * - sym: Halide knows no compile-time bound for how many there are;
+ * - fixed: Halide's count of them is a compile-time constant, or has no
+ *   bound at all; otherwise it may be an expression with a constant
+ *   bound that varies from instance to instance (min(32, width - x));
+ * - known: fixed, and the constant is spread + 1;
+ * - loose: lo and coef are unknown and only the spread holds, so that the
+ *   form cannot be lined up with another one. */
+struct bform {
+	int sym, fixed, known, loose;
+	double lo, spread;
+	double *coef;  /* nb entries */
+};
+
+/* How Halide may bound one dim of a Func's buffer in one instance. */
+struct bdim {
+	double size;  /* the fewest points it may bound it to; BIG: none */
+	int fixed;    /* the size is a compile-time constant (or unbounded) */
+	int known;    /* ... and it is `size` */
+};
+
+/* The coordinates of Funcs within one instance of a Func computed at loop
+ * pos (outermost first) of Func j's last stage; j is -1 at root, where the
+ * instance is the whole pipeline and nothing lines up. */
+struct bctx {
+	struct state *S;
+	int j, pos, nb;
+	struct bform *jdims;  /* per dim of j's last stage */
+	struct bform **memo;  /* per Func, once known */
+};
+
+/* n forms of nb coefficients each, in one block, all the fixed point 0. */
+static struct bform *bforms_new(int n, int nb)
+{
+	size_t one = sizeof(struct bform) + (size_t)nb * sizeof(double);
+	struct bform *p;
+	double *c;
+	int i;
+
+	if (n < 1)
+		n = 1;
+	p = calloc((size_t)n, one);
+	if (!p)
+		return NULL;
+	c = (double *)(void *)(p + n);
+	for (i = 0; i < n; i++) {
+		p[i].coef = c + (size_t)i * (size_t)nb;
+		p[i].fixed = p[i].known = 1;
+	}
+	return p;
+}
+
+static void bform_copy(struct bform *to, const struct bform *from, int nb)
+{
+	to->sym = from->sym;
+	to->fixed = from->fixed;
+	to->known = from->known;
+	to->loose = from->loose;
+	to->lo = from->lo;
+	to->spread = from->spread;
+	memcpy(to->coef, from->coef, (size_t)nb * sizeof(double));
+}
+
+/* Coordinates Halide may know more about than we can tell: they count as
+ * a single point, which may vary. */
+static void bform_small(struct bform *f, int nb)
+{
+	f->sym = f->fixed = f->known = 0;
+	f->loose = 1;
+	f->lo = f->spread = 0;
+	memset(f->coef, 0, (size_t)nb * sizeof(double));
+}
+
+/* Coordinate co of access a from stage `st` (dims[]: the forms of its
+ * dims) to a Func whose estimated region along it has `est` points. */
+static void bcoord(const struct bctx *c, const struct pt_stage *st,
+		   const struct pt_access *a, const struct pt_coord *co,
+		   const struct bform *dims, double est, struct bform *out)
+{
+	int d, b, both = co->has_clamp_min && co->has_clamp_max;
+	double cw = both ? (double)co->clamp_max - (double)co->clamp_min : 0;
+
+	if (cw < 0)
+		cw = 0;
+	bform_small(out, c->nb);
+	out->fixed = out->known = 1;
+	out->loose = 0;
+	if (!co->affine || !co->coef) {
+		out->loose = 1;
+		out->spread = est - 1;
+		if (both && cw < out->spread)
+			out->spread = cw;
+		if (out->spread < 0)
+			out->spread = 0;
+		/* A data-dependent read is bounded by the loaded type or by
+		 * its clamps: constants, or parameters Halide cannot bound
+		 * (which ones, the model does not say; within an instance
+		 * they may depend on the instance). Any other one may have a
+		 * varying bound, and within an instance a small one. */
+		out->known = 0;
+		if (!a->data_dependent) {
+			out->fixed = 0;
+			if (c->j >= 0)
+				out->spread = 0;
+		}
+		return;
+	}
+	out->lo = rat_value(co->off_min);
+	out->spread = rat_value(co->off_max) - out->lo;
+	for (d = 0; d < st->ndims; d++) {
+		const struct bform *dim = &dims[d];
+		double k;
+
+		if (!co->coef[d].num)
+			continue;
+		if (dim->sym) {
+			out->sym = 1;
+			break;
+		}
+		k = rat_value(co->coef[d]);
+		if (co->coef[d].den != 1 || !dim->fixed)
+			out->fixed = 0;
+		out->known &= dim->known;
+		out->loose |= dim->loose;
+		out->lo += k * dim->lo + (k < 0 ? k * dim->spread : 0);
+		out->spread += (k < 0 ? -k : k) * dim->spread;
+		for (b = 0; b < c->nb; b++)
+			out->coef[b] += k * dim->coef[b];
+	}
+	if (!co->has_clamp_min && !co->has_clamp_max)
+		return;
+	if (out->sym) {
+		if (!both)
+			return;
+		/* Only the clamps bound it, and the ends of what they clamp
+		 * follow the pipeline's sizes: max(min(width - 1, 255), 0)
+		 * varies. */
+		bform_small(out, c->nb);
+		out->spread = cw;
+		return;
+	}
+	/* A clamp moves the values and may cut them short. */
+	out->loose = 1;
+	if (out->spread > 0 || !out->fixed) {
+		out->fixed = out->known = 0;
+		if (both && out->spread > cw)
+			out->spread = cw;
+	}
+	out->known &= out->fixed;
+}
+
+/* acc becomes the union of acc and f. */
+static void bform_union(struct bform *acc, const struct bform *f, int nb)
+{
+	double hi;
+	int b, same = !acc->loose && !f->loose;
+
+	if (acc->sym || f->sym) {
+		acc->sym = 1;
+		return;
+	}
+	for (b = 0; b < nb && same; b++)
+		if (acc->coef[b] != f->coef[b])
+			same = 0;
+	if (!same) {
+		/* They cannot be lined up: at least the larger one. Two
+		 * constants may still make a constant, whose value we do not
+		 * know (assuming a varying bound instead would let through
+		 * what rule 6 refuses for constants). */
+		acc->loose = 1;
+		acc->fixed &= f->fixed;
+		acc->known = 0;
+		if (f->spread > acc->spread)
+			acc->spread = f->spread;
+		return;
+	}
+	acc->fixed &= f->fixed;
+	acc->known &= f->known;
+	hi = acc->lo + acc->spread;
+	if (f->lo + f->spread > hi)
+		hi = f->lo + f->spread;
+	if (f->lo < acc->lo)
+		acc->lo = f->lo;
+	acc->spread = hi - acc->lo;
+}
+
+/* Add what stage `st` (dims[]) reads of Func h, directly or through
+ * inlined Funcs, to acc (h's coordinates; *seen once one read is in). */
+static int bcollect(struct bctx *c, const struct pt_stage *st,
+		    const struct bform *dims, int h, struct bform *acc,
+		    int *seen, int depth)
+{
+	const struct pt_model *m = c->S->m;
+	int i, k, d, n = m->funcs[h].nargs, ret = 0;
+
+	for (i = 0; i < st->naccesses && !ret; i++) {
+		const struct pt_access *a = &st->accesses[i];
+		const struct pt_stage *ps;
+		struct bform *cf, *pd;
+		int p = a->producer;
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store || p < h ||
+		    p >= st->func || (p != h && !is_inlined(c->S, p)))
+			continue;
+		if (a->ncoords != m->funcs[p].nargs || depth > 64) {
+			for (k = 0; k < n; k++)
+				bform_small(&acc[k], c->nb);
+			*seen = 1;
+			continue;
+		}
+		cf = bforms_new(a->ncoords, c->nb);
+		if (!cf)
+			return PT_ENOMEM;
+		for (k = 0; k < a->ncoords; k++)
+			bcoord(c, st, a, &a->coords[k], dims,
+			       (double)m->funcs[p].region_extent[k], &cf[k]);
+		if (p == h) {
+			for (k = 0; k < n; k++)
+				if (!*seen)
+					bform_copy(&acc[k], &cf[k], c->nb);
+				else
+					bform_union(&acc[k], &cf[k], c->nb);
+			*seen = 1;
+			free(cf);
+			continue;
+		}
+		/* Through an inlined Func: its dims are the coordinates. */
+		ps = model_stage(m, p, 0);
+		pd = bforms_new(ps->ndims, c->nb);
+		if (!pd) {
+			free(cf);
+			return PT_ENOMEM;
+		}
+		for (d = 0; d < ps->ndims; d++)
+			if (ps->dims[d].is_rvar ||
+			    ps->dims[d].index >= a->ncoords)
+				bform_small(&pd[d], c->nb);
+			else
+				bform_copy(&pd[d], &cf[ps->dims[d].index],
+					   c->nb);
+		ret = bcollect(c, ps, pd, h, acc, seen, depth + 1);
+		free(pd);
+		free(cf);
+	}
+	return ret;
+}
+
+/* h's coordinates in the context's instance (memoized); NULL when out of
+ * memory. */
+static const struct bform *bsite_region(struct bctx *c, int h)
+{
+	struct state *S = c->S;
+	const struct pt_model *m = S->m;
+	int n = m->funcs[h].nargs, sidx, d, seen = 0;
+	struct bform *acc;
+
+	if (c->memo[h])
+		return c->memo[h];
+	acc = bforms_new(n, c->nb);
+	if (!acc)
+		return NULL;
+	if (m->funcs[h].is_output) {
+		/* The output buffer's size is known only at run time. */
+		for (d = 0; d < n; d++)
+			acc[d].sym = 1;
+		c->memo[h] = acc;
+		return acc;
+	}
+	for (sidx = 0; sidx < m->nstages; sidx++) {
+		const struct pt_stage *st = &m->stages[sidx];
+		const struct bform *gr = NULL;
+		struct bform *dims;
+		int g = st->func, ret, own;
+
+		if (!has_use(S, h, sidx))
+			continue;
+		own = c->j >= 0 && g == c->j &&
+			st->index == last_stage(m, g);
+		/* Any other reader is computed within the instance (rule
+		 * 4), or anywhere at root. */
+		if (!own && (c->j < 0 ||
+			     S->s->funcs[g].compute == PT_COMPUTE_AT)) {
+			gr = bsite_region(c, g);
+			if (!gr) {
+				free(acc);
+				return NULL;
+			}
+		}
+		dims = bforms_new(st->ndims, c->nb);
+		if (!dims) {
+			free(acc);
+			return NULL;
+		}
+		for (d = 0; d < st->ndims; d++) {
+			const struct pt_dim *dim = &st->dims[d];
+
+			if (own) {
+				bform_copy(&dims[d], &c->jdims[d], c->nb);
+			} else if (dim->is_rvar) {
+				/* The whole RDom in every instance of g. */
+				dims[d].loose = 1;
+				if (rvar_constant(st, dim->index))
+					dims[d].spread = dim->extent > 1 ?
+						(double)dim->extent - 1 : 0;
+				else
+					dims[d].sym = 1;
+			} else if (gr && dim->index < m->funcs[g].nargs) {
+				bform_copy(&dims[d], &gr[dim->index], c->nb);
+			} else {
+				bform_small(&dims[d], c->nb);
+			}
+		}
+		ret = bcollect(c, st, dims, h, acc, &seen, 0);
+		free(dims);
+		if (ret) {
+			free(acc);
+			return NULL;
+		}
+	}
+	if (!seen)
+		for (d = 0; d < n; d++)
+			bform_small(&acc[d], c->nb);
+	c->memo[h] = acc;
+	return acc;
+}
+
+static void bctx_release(struct bctx *c)
+{
+	int i;
+
+	if (!c)
+		return;
+	if (c->memo)
+		for (i = 0; i < c->S->m->nfuncs; i++)
+			free(c->memo[i]);
+	free(c->memo);
+	free(c->jdims);
+}
+
+static const struct bdim *ibound(struct state *S, int h);
+
+/* The dims of Func j's last stage in one instance of a Func computed at
+ * its loop pos: they run as far as the loops of the dim inside that loop
+ * go. A guard tail on the split that made one of those loops cuts the
+ * last instance short, and Halide bounds that instance's buffer on its
+ * own (ext % 32, where the others have 32). */
+static int bjdims(struct bctx *c)
+{
+	struct state *S = c->S;
+	const struct pt_model *m = S->m;
+	const struct pt_stage *jst = model_stage(m, c->j, last_stage(m, c->j));
+	const struct xnest *x =
+		&S->nests[m->funcs[c->j].first_stage + last_stage(m, c->j)];
+	int d, p;
+
+	c->jdims = bforms_new(jst->ndims, c->nb);
+	if (!c->jdims)
+		return PT_ENOMEM;
+	for (d = 0; d < jst->ndims; d++) {
+		struct bform *f = &c->jdims[d];
+		const struct pt_dim *dim = &jst->dims[d];
+		double prod = 1;
+		int inside = 0, all_const = 1, guard = 0;
+		const struct bdim *w;
+
+		f->coef[d] = 1;
+		for (p = 0; p < x->n; p++) {
+			const struct xloop *l = site_xloop(S, c->j, p);
+
+			if (l->orig != d || p <= c->pos)
+				continue;
+			inside = 1;
+			guard |= l->tail == PT_TAIL_GUARD;
+			if (!l->const_extent)
+				all_const = 0;
+			else if (prod < 1e15)
+				prod *= (double)(l->extent > 1 ? l->extent : 1);
+		}
+		if (!inside)
+			continue;
+		if (all_const) {
+			f->spread = prod - 1;
+			if (guard) {
+				f->fixed = f->known = 0;
+				if (prod >= 2)
+					f->spread = prod - 2;
+			}
+			continue;
+		}
+		/* A loop of symbolic extent: as far as j's own region goes
+		 * in one instance of j. */
+		if (dim->is_rvar || dim->index >= m->funcs[c->j].nargs) {
+			f->sym = 1;
+			continue;
+		}
+		w = ibound(S, c->j);
+		if (!w)
+			return PT_ENOMEM;
+		if (w[dim->index].size >= BIG) {
+			f->sym = 1;
+			continue;
+		}
+		f->spread = w[dim->index].size - 1;
+		f->fixed = w[dim->index].fixed;
+		f->known = w[dim->index].known;
+	}
+	return 0;
+}
+
+/* How Halide may bound each pure dim of Func h's buffer in one instance
+ * (memoized in S); NULL when out of memory. */
+static const struct bdim *ibound(struct state *S, int h)
+{
+	const struct pt_model *m = S->m;
+	const struct pt_sched_func *sf = &S->s->funcs[h];
+	const struct bform *r;
+	struct bctx c, *cx = &c;
+	struct bdim *w;
+	int k, n = m->funcs[h].nargs;
+
+	if (S->ibound[h])
+		return S->ibound[h];
+	w = calloc((size_t)(n > 0 ? n : 1), sizeof(*w));
+	if (!w)
+		return NULL;
+	memset(&c, 0, sizeof(c));
+	c.S = S;
+	if (sf->compute == PT_COMPUTE_AT) {
+		c.j = sf->compute_at.func;
+		c.pos = S->site_pos[h];
+		c.nb = model_stage(m, c.j, last_stage(m, c.j))->ndims;
+		c.memo = calloc((size_t)m->nfuncs + 1, sizeof(*c.memo));
+		if (!c.memo || bjdims(&c))
+			goto oom;
+	} else {
+		if (!S->broot) {
+			S->broot = calloc(1, sizeof(*S->broot));
+			if (!S->broot)
+				goto oom;
+			S->broot->S = S;
+			S->broot->j = -1;
+			S->broot->memo = calloc((size_t)m->nfuncs + 1,
+						sizeof(*S->broot->memo));
+			if (!S->broot->memo) {
+				free(S->broot);
+				S->broot = NULL;
+				goto oom;
+			}
+		}
+		cx = S->broot;
+	}
+	r = bsite_region(cx, h);
+	if (!r)
+		goto oom;
+	for (k = 0; k < n; k++) {
+		double s = r[k].spread < 0 ? 0 : r[k].spread;
+
+		w[k].size = r[k].sym || s >= 1e15 ? BIG :
+			(double)(long long)s + 1;
+		w[k].fixed = r[k].fixed;
+		w[k].known = r[k].known && r[k].fixed;
+		/* At root a constant region is the estimated one. */
+		if (cx != &c && w[k].size < BIG && w[k].fixed) {
+			w[k].size = (double)m->funcs[h].region_extent[k];
+			w[k].known = 1;
+		}
+	}
+	if (cx == &c)
+		bctx_release(&c);
+	S->ibound[h] = w;
+	return w;
+oom:
+	if (cx == &c)
+		bctx_release(&c);
+	free(w);
+	return NULL;
+}
+
+/* Where pure dim k of a stage (nest x) may start in the last iteration
+ * that loop partitioning peels off, given how Halide bounds it (*w): a
+ * dim of constant size split with a guard tail into more than one tile
+ * starts its last tile at (size - 1) / f * f, f the tile's size; at its
+ * last point when the constant is not known. Otherwise the loops run from
+ * 0 (no guard, no tail to peel, or a bound that varies, where nothing is
+ * known beyond 0). */
+static double peeled_start(const struct pt_stage *stage,
+			   const struct xnest *x, int k, const struct bdim *w)
+{
+	int i;
+
+	if (!w->fixed || w->size >= BIG)
+		return 0;
+	for (i = 0; i < x->n; i++) {
+		const struct xloop *l = &x->l[i];
+		const struct pt_dim *dim = &stage->dims[l->orig];
+		double f = (double)l->extent;
+
+		if (dim->is_rvar || dim->index != k || l->depth != 1 ||
+		    l->path != 1)
+			continue;
+		if (l->tail != PT_TAIL_GUARD || w->size <= f)
+			return 0;
+		if (!w->known)
+			return w->size - 1;
+		return (double)(long long)((w->size - 1) / f) * f;
+	}
+	return 0;
+}
+
+/* Rule 6, unrolled tails: a stage that vectorizes a dim with a guard tail
+ * masks the lanes past the region's end instead of skipping them, and a
+ * round split of that dim's outer loop adds whole iterations past it.
+ * Unrolled, each such iteration stores at a constant offset from the
+ * loops outside it, and Halide 14's simplifier takes a store whose
+ * smallest index is at or past the end of a buffer with a compile-time
+ * bound for unreachable code, masked or not: it drops the code around it
+ * (the Func's computation, or the last iteration of a loop), or crashes.
+ * The smallest index is the copy's offset while the loops outside run
+ * from 0, or, in the last iteration that loop partitioning peels off,
+ * where that iteration starts. */
+static int check_unrolled_tail(struct state *S, int f, struct pt_error *err)
+{
+	const struct pt_model *m = S->m;
+	int st, i, k, k0, n = m->funcs[f].nargs;
+
+	for (st = 0; st < m->funcs[f].nstages; st++) {
+		const struct pt_stage *stage = model_stage(m, f, st);
+		const struct xnest *x = &S->nests[m->funcs[f].first_stage + st];
+		const struct xloop *v, *u = NULL;
+		const struct bdim *w;
+		double span = 1, start, size, copies, index, total;
+
+		if (!x->n)
+			continue;
+		v = &x->l[0];
+		if (v->kind != PT_LOOP_VECTOR || v->tail != PT_TAIL_GUARD ||
+		    v->depth != 1 || v->path != 1 || v->is_rvar ||
+		    stage->dims[v->orig].index >= n)
+			continue;
+		k0 = stage->dims[v->orig].index;
+		/* Outwards from the vector loop along its dim: an unrolled
+		 * inner loop of a round split, with no guard split before
+		 * it (a guard split's `if` skips what lies past the end). */
+		for (i = 0; i < x->n && !u; i++) {
+			const struct xloop *l = &x->l[i];
+
+			if (l->orig != v->orig)
+				continue;
+			if (i && (!is_inner(l) || l->tail == PT_TAIL_GUARD))
+				break;
+			if (l->kind == PT_LOOP_UNROLL &&
+			    l->tail == PT_TAIL_ROUND)
+				u = l;
+			else
+				span *= (double)l->extent;
+		}
+		if (!u)
+			continue;
+		w = ibound(S, f);
+		if (!w)
+			return oom(err);
+		for (k = 0; k < n && w[k].size < BIG; k++)
+			;
+		if (k < n)
+			continue;  /* no compile-time bound: nothing dropped */
+		size = w[k0].size;
+		if (!w[k0].fixed) {
+			/* Bounds that vary: the loops outside from 0. */
+			start = (double)(u->extent - 1) * span;
+		} else if (w[k0].known) {
+			/* A constant size: copies of span points, in groups of
+			 * u's extent. One group is unrolled whole at compile
+			 * time, and Halide folds the masks past the end. */
+			copies = (double)(long long)((size + span - 1) / span);
+			if (copies <= (double)u->extent ||
+			    (long long)copies % u->extent == 0)
+				continue;
+			start = ((double)(long long)((copies - 1) /
+						     (double)u->extent) + 1) *
+				(double)u->extent * span - span;
+		} else {
+			start = BIG;  /* a constant we do not know */
+		}
+		/* The smallest index, in elements of the buffer: the copy's
+		 * start along the vector dim, and where the other dims may
+		 * start in a last iteration peeled off. */
+		index = 0;
+		total = 1;
+		for (k = 0; k < n; k++) {
+			index += (k == k0 ? start :
+				  peeled_start(stage, x, k, &w[k])) * total;
+			total *= w[k].size;
+		}
+		if (index < total)
+			continue;
+		if (start >= BIG)
+			return fail(err, m, f, st,
+				    "unrolled '%s' comes from a round split of "
+				    "the dim of vectorized '%s' (guard tail), "
+				    "and its last copies may store past the "
+				    "end of the buffer, whose size Halide knows "
+				    "at compile time (Halide 14 then drops code "
+				    "as unreachable or crashes); give the split "
+				    "that made '%s' a guard tail", xname(u),
+				    xname(v), xname(u));
+		return fail(err, m, f, st,
+			    "unrolled '%s' comes from a round split of the "
+			    "dim of vectorized '%s' (guard tail): a copy "
+			    "stores from element %.0f of a buffer Halide may "
+			    "bound to %.0f elements (Halide 14 then drops "
+			    "code as unreachable or crashes); give the split "
+			    "that made '%s' a guard tail", xname(u), xname(v),
+			    index, total, xname(u));
+	}
+	return 0;
+}
+
 /* Rules 3, 4 and 5: compute and store decisions. */
 static int check_compute(struct state *S, struct pt_error *err)
 {
@@ -1897,7 +2523,9 @@ static int check_compute(struct state *S, struct pt_error *err)
 			return ret;
 	}
 	for (f = 0; f < m->nfuncs; f++)
-		if (!is_inlined(S, f) && (ret = check_one_element(S, f, err)))
+		if (!is_inlined(S, f) &&
+		    ((ret = check_one_element(S, f, err)) ||
+		     (ret = check_unrolled_tail(S, f, err))))
 			return ret;
 	return 0;
 }
@@ -1938,8 +2566,9 @@ int pt_sched_check(const struct pt_model *m, const struct pt_sched *s,
 			sizeof(*S.uses));
 	S.pdone = calloc((size_t)m->nfuncs + 1, 1);
 	S.pmask = calloc((size_t)m->nfuncs + 1, sizeof(*S.pmask));
+	S.ibound = calloc((size_t)m->nfuncs + 1, sizeof(*S.ibound));
 	if (!S.exact || !S.nests || !S.site_pos || !S.uses || !S.pdone ||
-	    !S.pmask) {
+	    !S.pmask || !S.ibound) {
 		ret = oom(err);
 		goto out;
 	}
@@ -1962,5 +2591,11 @@ out:
 	free(S.uses);
 	free(S.pdone);
 	free(S.pmask);
+	if (S.ibound)
+		for (f = 0; f < m->nfuncs; f++)
+			free(S.ibound[f]);
+	free(S.ibound);
+	bctx_release(S.broot);
+	free(S.broot);
 	return ret;
 }

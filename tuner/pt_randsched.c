@@ -1252,9 +1252,9 @@ static int random_compute(struct gen *g, int f)
 	return ret;
 }
 
-/* Rule 6 (one-element buffers): in each stage that vectorizes a dim, turn
- * the round tails of that dim's other splits into guard. Returns 1 when
- * something changed. */
+/* Rule 6 (one-element buffers, unrolled tails): in each stage that
+ * vectorizes a dim, turn the round tails of that dim's other splits into
+ * guard. Returns 1 when something changed. */
 static int guard_vector_dim(struct pt_sched_func *sf)
 {
 	int st, i, k, n, changed = 0;
@@ -1358,8 +1358,10 @@ struct pt_sched *pt_randsched(const struct pt_model *m, uint64_t seed)
 			}
 			ok = legal(&g);
 			/* Rule 6 depends on what the whole pipeline reads
-			 * of f: the draw does not know it, so drop the round
-			 * tails it refuses. */
+			 * of f and on the region f has at its compute site
+			 * (one-element buffers, unrolled tails): the draw
+			 * does not know them, so drop the round tails it
+			 * refuses. */
 			if (!ok && guard_vector_dim(sf))
 				ok = legal(&g);
 		}

@@ -311,6 +311,64 @@ PT_TEST(one_element_repair)
 	pt_model_free(m);
 }
 
+/* Rule 6 (unrolled tails) depends on the region a Func has at its compute
+ * site, which the draw does not know either: the same repair applies. On
+ * clamp every draw stays legal and keeps its directives, and draws where
+ * it matters occur: giving the unrolled loop's split a round tail again
+ * makes the check refuse them. */
+PT_TEST(unrolled_tail_repair)
+{
+	struct pt_model *m = pt_test_sched_model("clamp");
+	int seed, bad = 0, hit = 0;
+
+	PT_REQUIRE(m != NULL);
+	for (seed = 0; seed < 400; seed++) {
+		struct pt_error err = PT_ERROR_INIT;
+		struct pt_sched *s = pt_randsched(m, (uint64_t)seed);
+		int f, i, j;
+
+		PT_REQUIRE(s != NULL);
+		if (pt_sched_check(m, s, &err) ||
+		    has_meta(s, "randsched-fallback")) {
+			if (bad++ < 3)
+				fprintf(stderr, "# seed %d: %s\n", seed,
+					*err.msg ? err.msg :
+					"randsched-fallback");
+		}
+		for (f = 0; f < s->nfuncs; f++) {
+			struct pt_sched_func *sf = &s->funcs[f];
+			struct pt_sched_stage *ss;
+
+			if (!sf->nstages || sf->compute != PT_COMPUTE_AT)
+				continue;
+			ss = &sf->stages[0];
+			for (i = 0; i < ss->ndirs; i++) {
+				struct pt_directive *d = &ss->dirs[i];
+
+				if (d->kind != PT_DIR_SPLIT ||
+				    d->tail != PT_TAIL_GUARD ||
+				    strncmp(d->dim, "v0o", 3))
+					continue;
+				for (j = 0; j < ss->ndirs; j++)
+					if (ss->dirs[j].kind == PT_DIR_UNROLL &&
+					    !strcmp(ss->dirs[j].dim, d->inner))
+						break;
+				if (j == ss->ndirs)
+					continue;
+				d->tail = PT_TAIL_ROUND;
+				if (pt_sched_check(m, s, &err) &&
+				    strstr(err.msg, "unrolled '"))
+					hit++;
+				d->tail = PT_TAIL_GUARD;
+			}
+		}
+		pt_sched_free(s);
+	}
+	PT_CHECK_INT(bad, 0);
+	PT_CHECK(hit > 0);
+	pt_model_free(m);
+}
+
 PT_TEST(baseline)
 {
 	size_t i;
@@ -382,5 +440,6 @@ PT_SUITE(randsched,
 	 { "covers every construct", covers_the_space },
 	 { "no reduction recomputed per point", no_runaway_recompute },
 	 { "one-element buffers: draws repaired", one_element_repair },
+	 { "unrolled tails: draws repaired", unrolled_tail_repair },
 	 { "the baseline is legal", baseline },
 	 { "the baseline's shape", baseline_shape });

@@ -1223,6 +1223,162 @@ PT_TEST(one_element)
 	pt_model_free(m);
 }
 
+/* The unrolled-tail pattern on stage 0 of Func f: x split by 16 with a
+ * guard tail, vectorized, its outer loop by 4 (`otail`), and that split's
+ * inner loop unrolled. */
+static void tail_pattern(struct pt_sched *s, int f, enum pt_tail otail)
+{
+	one_pattern(s, f, PT_TAIL_GUARD, otail);
+	dir(s, f, 0, PT_DIR_UNROLL, "xoi");
+}
+
+/* Rule 6, unrolled tails (clamp: f1 clamped, f2 blur_x, f3 blur_y, f4
+ * out; hist: f1 hist, read by f2 out at data-dependent points). */
+PT_TEST(unrolled_tail)
+{
+	struct pt_model *m = model("clamp");
+	struct pt_sched *s;
+	int k;
+
+	/* harris seed 82: blur_y per 32 columns of out; the last group of
+	 * out has at most 31, and the copy at 48 lies past that. */
+	s = pt_sched_new_for(m);
+	split(s, 4, 0, "v0", "ox", "oxi", 32, PT_TAIL_GUARD);
+	at(s, 3, 4, "ox");
+	tail_pattern(s, 3, PT_TAIL_ROUND);
+	PT_CHECK(refused(m, s, "f3 (blur_y) stage 0", "unrolled 'xoi'",
+			 "vectorized 'xi'", "element 48", "bound to 31",
+			 "guard tail", NULL));
+	pt_sched_free(s);
+	/* Groups of 63 (62 in the last one) hold every copy; of 49 (48)
+	 * not. */
+	for (k = 0; k < 2; k++) {
+		s = pt_sched_new_for(m);
+		split(s, 4, 0, "v0", "ox", "oxi", k ? 49 : 63, PT_TAIL_GUARD);
+		at(s, 3, 4, "ox");
+		tail_pattern(s, 3, PT_TAIL_ROUND);
+		PT_CHECK(k ? refused(m, s, "bound to 48", NULL) :
+			 accepted(m, s));
+		pt_sched_free(s);
+	}
+
+	/* Each change of the pattern is fine: a guard tail on the unrolled
+	 * loop's split, a round vector split, no unroll, no vectorize, or a
+	 * guard split between the vector loop and the unrolled one. */
+	for (k = 0; k < 5; k++) {
+		s = pt_sched_new_for(m);
+		split(s, 4, 0, "v0", "ox", "oxi", 32, PT_TAIL_GUARD);
+		at(s, 3, 4, "ox");
+		if (k == 0) {
+			tail_pattern(s, 3, PT_TAIL_GUARD);
+		} else if (k == 1) {
+			one_pattern(s, 3, PT_TAIL_ROUND, PT_TAIL_ROUND);
+			dir(s, 3, 0, PT_DIR_UNROLL, "xoi");
+		} else if (k == 2) {
+			one_pattern(s, 3, PT_TAIL_GUARD, PT_TAIL_ROUND);
+		} else if (k == 3) {
+			split(s, 3, 0, "v0", "xo", "xi", 16, PT_TAIL_GUARD);
+			split(s, 3, 0, "xo", "xoo", "xoi", 4, PT_TAIL_ROUND);
+			dir(s, 3, 0, PT_DIR_UNROLL, "xoi");
+		} else {
+			split(s, 3, 0, "v0", "xo", "xi", 16, PT_TAIL_GUARD);
+			split(s, 3, 0, "xo", "xoo", "xoi", 2, PT_TAIL_GUARD);
+			split(s, 3, 0, "xoo", "x3", "x3i", 4, PT_TAIL_ROUND);
+			dir(s, 3, 0, PT_DIR_VECTORIZE, "xi");
+			dir(s, 3, 0, PT_DIR_UNROLL, "x3i");
+		}
+		PT_CHECK(accepted(m, s));
+		pt_sched_free(s);
+	}
+	/* A guard split outside the unrolled loop does not help. */
+	s = pt_sched_new_for(m);
+	split(s, 4, 0, "v0", "ox", "oxi", 32, PT_TAIL_GUARD);
+	at(s, 3, 4, "ox");
+	tail_pattern(s, 3, PT_TAIL_ROUND);
+	split(s, 3, 0, "xoo", "x3", "x3i", 2, PT_TAIL_GUARD);
+	PT_CHECK(refused(m, s, "f3 (blur_y) stage 0", "element 48", NULL));
+	pt_sched_free(s);
+
+	/* No compile-time bound: at root, or per row of out. */
+	s = pt_sched_new_for(m);
+	tail_pattern(s, 3, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	at(s, 3, 4, "v1");
+	tail_pattern(s, 3, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+
+	/* Rows of out in groups of 4 inside the compute loop: 31 x 3 points
+	 * at least, the copy at 48 within; in groups of 2, 31 x 1. */
+	for (k = 0; k < 2; k++) {
+		s = pt_sched_new_for(m);
+		split(s, 4, 0, "v0", "ox", "oxi", 32, PT_TAIL_GUARD);
+		split(s, 4, 0, "v1", "oy", "oyi", k ? 2 : 4, PT_TAIL_GUARD);
+		reorder(s, 4, 0, "oxi", "oyi", "ox", "oy", NULL);
+		at(s, 3, 4, "ox");
+		tail_pattern(s, 3, PT_TAIL_ROUND);
+		PT_CHECK(k ? refused(m, s, "element 48", NULL) :
+			 accepted(m, s));
+		pt_sched_free(s);
+	}
+
+	/* A constant region: blur_x per 80 columns of blur_y, which rounds
+	 * them up, is 80 x 3 points. The unrolled copies come in groups of
+	 * 64 points; the last group, at 64, holds copies at 96 and 112. While
+	 * the rows run from 0, that is within the buffer; with y split by 2,
+	 * the last tile of rows (row 2) is peeled off too: 2 * 80 + 112. */
+	for (k = 0; k < 2; k++) {
+		s = pt_sched_new_for(m);
+		split(s, 3, 0, "v0", "bx", "bxi", 80, PT_TAIL_ROUND);
+		at(s, 2, 3, "bx");
+		tail_pattern(s, 2, PT_TAIL_ROUND);
+		if (k)
+			split(s, 2, 0, "v1", "yo", "yi", 2, PT_TAIL_GUARD);
+		PT_CHECK(k ? refused(m, s, "f2 (blur_x) stage 0",
+				     "element 272", "bound to 240", NULL) :
+			 accepted(m, s));
+		pt_sched_free(s);
+	}
+	/* 48 points fit in one group, unrolled whole at compile time;
+	 * 128 fill two groups. */
+	for (k = 0; k < 2; k++) {
+		s = pt_sched_new_for(m);
+		split(s, 3, 0, "v0", "bx", "bxi", k ? 128 : 48, PT_TAIL_ROUND);
+		at(s, 2, 3, "bx");
+		tail_pattern(s, 2, PT_TAIL_ROUND);
+		split(s, 2, 0, "v1", "yo", "yi", 2, PT_TAIL_GUARD);
+		PT_CHECK(accepted(m, s));
+		pt_sched_free(s);
+	}
+	pt_model_free(m);
+
+	/* A data-dependent read: 256 points at root, where the region is
+	 * the estimated one. By 16 and 4, whole groups; by 32 and 3, the
+	 * last group starts at 192 and has copies at 224 and 256. Within an
+	 * instance the constant is not known: refused. */
+	m = model("hist");
+	s = pt_sched_new_for(m);
+	tail_pattern(s, 1, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	split(s, 1, 0, "v0", "xo", "xi", 32, PT_TAIL_GUARD);
+	split(s, 1, 0, "xo", "xoo", "xoi", 3, PT_TAIL_ROUND);
+	dir(s, 1, 0, PT_DIR_VECTORIZE, "xi");
+	dir(s, 1, 0, PT_DIR_UNROLL, "xoi");
+	PT_CHECK(refused(m, s, "f1 (hist) stage 0", "element 256",
+			 "bound to 256", NULL));
+	pt_sched_free(s);
+	s = pt_sched_new_for(m);
+	at(s, 1, 2, "v1");
+	tail_pattern(s, 1, PT_TAIL_ROUND);
+	PT_CHECK(refused(m, s, "f1 (hist) stage 0", "past the end", NULL));
+	pt_sched_free(s);
+	pt_model_free(m);
+}
+
 PT_TEST(nest)
 {
 	struct pt_model *m = model("scan");
@@ -1502,6 +1658,7 @@ PT_SUITE(sched_check,
 	 { "rule 8: reduction order", rule8_update_order },
 	 { "rule 6: split order", split_order },
 	 { "rule 6: one-element buffers", one_element },
+	 { "rule 6: unrolled tails", unrolled_tail },
 	 { "loop nests", nest },
 	 { "C++", cpp },
 	 { "C++ identifiers", cpp_identifiers },
