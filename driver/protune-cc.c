@@ -255,10 +255,9 @@ int main(int argc, char **argv)
 	/* Settings before the program: --SETTING=VALUE (the program's own
 	 * arguments are never looked at). */
 	for (first = 1; first < argc && !strncmp(argv[first], "--", 2) &&
-	     strcmp(argv[first], "--serve"); first++)
-		if (!strcmp(argv[first], "--")) {
-			break;
-		}
+	     strcmp(argv[first], "--serve") && strcmp(argv[first], "--");
+	     first++)
+		;
 	memset(&cfg, 0, sizeof(cfg));
 	if ((ret = pt_drv_config(&cfg, first - 1, argv + 1, 0, &rest, NAME)))
 		return ret;

@@ -382,7 +382,6 @@ static int cmd_show(struct ctx *c)
 	/* Not cached: the store has the text (its model is not stored). */
 	if (need_store(c, 0))
 		return 1;
-	memset(&f, 0, sizeof(f));
 	{
 		struct sfind_ctx sf = { prefix, 0, PT_STRBUF_INIT };
 
