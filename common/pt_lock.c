@@ -58,8 +58,8 @@ static void record_pid(int fd)
 		(void)!pwrite(fd, buf, (size_t)n, 0);
 }
 
-int pt_lock_acquire(struct pt_lock *lk, const char *dir, const char *name,
-		    int timeout_ms, struct pt_error *err)
+static int acquire(struct pt_lock *lk, const char *dir, const char *name,
+		   int timeout_ms, int mode, struct pt_error *err)
 {
 	struct pt_strbuf path = PT_STRBUF_INIT;
 	long long deadline = timeout_ms < 0 ? -1 : pt_time_now_ms() + timeout_ms;
@@ -80,7 +80,7 @@ int pt_lock_acquire(struct pt_lock *lk, const char *dir, const char *name,
 	for (;;) {
 		long long left;
 
-		if (flock(fd, deadline < 0 ? LOCK_EX : LOCK_EX | LOCK_NB) == 0)
+		if (flock(fd, deadline < 0 ? mode : mode | LOCK_NB) == 0)
 			break;
 		if (errno == EINTR)
 			continue;
@@ -97,8 +97,10 @@ int pt_lock_acquire(struct pt_lock *lk, const char *dir, const char *name,
 		pt_time_sleep_ms(backoff < left ? backoff : (long)left);
 		backoff = backoff * 2 > 50 ? 50 : backoff * 2;
 	}
-	record_pid(fd);
+	if (mode == LOCK_EX)
+		record_pid(fd);
 	lk->fd = fd;
+	lk->shared = mode == LOCK_SH;
 	fd = -1;
 	ret = 0;
 cleanup:
@@ -108,12 +110,27 @@ cleanup:
 	return ret;
 }
 
+int pt_lock_acquire(struct pt_lock *lk, const char *dir, const char *name,
+		    int timeout_ms, struct pt_error *err)
+{
+	return acquire(lk, dir, name, timeout_ms, LOCK_EX, err);
+}
+
+int pt_lock_acquire_shared(struct pt_lock *lk, const char *dir,
+			   const char *name, int timeout_ms,
+			   struct pt_error *err)
+{
+	return acquire(lk, dir, name, timeout_ms, LOCK_SH, err);
+}
+
 void pt_lock_release(struct pt_lock *lk)
 {
 	if (lk->fd < 0)
 		return;
 	/* Erase our pid while we still hold the lock, not after. */
-	(void)!ftruncate(lk->fd, 0);
+	if (!lk->shared)
+		(void)!ftruncate(lk->fd, 0);
+	lk->shared = 0;
 	close(lk->fd);
 	lk->fd = -1;
 }

@@ -19,9 +19,12 @@
 #include "protune/pt_randsched.h"
 #include "protune/pt_sched.h"
 #include "protune/pt_space.h"
+#include "protune/pt_cost.h"
+#include "protune/pt_features.h"
 #include "protune/pt_spawn.h"
 #include "protune/pt_strbuf.h"
 #include "pt_cmd_cache.h"
+#include "pt_cmd_train.h"
 #include "pt_drv.h"
 
 #include <errno.h>
@@ -51,7 +54,7 @@ struct args {
 	int runs;
 	double min_time;
 	int keep, no_check, verbose, children, bench;
-	const char *cache_dir, *plugin;
+	const char *cache_dir, *plugin, *reference;
 };
 
 struct command {
@@ -83,9 +86,12 @@ static void usage(FILE *f)
 	      "  cpp MODEL SCHED     print the schedule as Halide C++\n"
 	      "  measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
 	      "          [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
+	      "          [--reference RUNGEN]\n"
 	      "                      compile the schedule with the model's\n"
 	      "                      generator and time it with RunGen; prints\n"
 	      "                      \"median_ms min_ms max_ms runs compile_ms\"\n"
+	      "                      (and \"ratio ref_median_ms\" with a\n"
+	      "                      reference binary timed alongside)\n"
 	      "\n"
 	      "Cache and store (each also takes --SETTING=VALUE options):\n"
 	      "  config              the settings and where each comes from\n"
@@ -101,6 +107,10 @@ static void usage(FILE *f)
 	      "  gc [--size=BYTES] [--unused-days=N]\n"
 	      "                      evict least recently used entries\n"
 	      "  clear [--force]     empty the cache (--force: remove its files)\n"
+	      "  train --data DIR... [--hold-out NAME]... [--trees N]\n"
+	      "        [--eval TSV] [--out FILE]\n"
+	      "                      fit the cost model to measured samples;\n"
+	      "                      --eval: leave-one-example-out ranking\n"
 	      "\n"
 	      "A FILE of '-' is standard input. See protune(1).\n", f);
 }
@@ -354,45 +364,83 @@ static double seconds(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Time a->bench random complete states from the root, then as many with
- * their schedules built. */
-static int space_bench(const struct args *a, const struct pt_space *sp,
-		       struct pt_space_work *w,
+/* The cost model for `protune space --bench`, or NULL (reported). */
+static struct pt_cost *bench_cost_model(void)
+{
+	struct pt_strbuf path = PT_STRBUF_INIT, text = PT_STRBUF_INIT;
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_cost *c = NULL;
+
+	if (pt_drv_cost_model_path(&path, &err))
+		fprintf(stderr, "protune: no costing: %s\n", err.msg);
+	else if (!read_input(path.buf, &text) &&
+		 pt_cost_parse(text.buf, text.len, path.buf, &c, &err))
+		fprintf(stderr, "protune: %s\n", err.msg);
+	pt_strbuf_release(&path);
+	pt_strbuf_release(&text);
+	return c;
+}
+
+/* Time a->bench random complete states from the root; then as many with
+ * their schedules built; then also featurized and costed. Each pass draws
+ * the same states (seeds a->seed + i). */
+static int space_bench(const struct args *a, const struct pt_model *m,
+		       const struct pt_space *sp, struct pt_space_work *w,
 		       const struct pt_space_state *root)
 {
 	struct pt_space_state *st = pt_space_state_new(sp);
-	double t0, t1, t2, depth = 0;
-	int i, ret = 0;
+	struct pt_features *fx = NULL;
+	struct pt_cost *cost = bench_cost_model();
+	double *rows = malloc((size_t)m->nstages * PT_FEAT_COUNT *
+			      sizeof(*rows));
+	double t[4], depth = 0, sink = 0, terms[PT_TERM_COUNT];
+	int i, pass, ret = 0;
 
-	if (!st)
-		return fail("out of memory");
-	t0 = seconds();
-	for (i = 0; i < a->bench && !ret; i++) {
-		uint64_t rng = a->seed + (uint64_t)i;
-
-		ret = pt_space_random_complete(sp, root, w, &rng, st);
-		depth += pt_space_depth(sp, st);
+	if (!st || !rows || pt_features_new(m, &fx, NULL)) {
+		ret = PT_ENOMEM;
+		goto out;
 	}
-	t1 = seconds();
-	for (i = 0; i < a->bench && !ret; i++) {
-		uint64_t rng = a->seed + (uint64_t)i;
-		struct pt_sched *s = NULL;
+	for (pass = 0; pass < 3 && !ret; pass++) {
+		if (pass == 2 && !cost)
+			break;
+		t[pass] = seconds();
+		for (i = 0; i < a->bench && !ret; i++) {
+			uint64_t rng = a->seed + (uint64_t)i;
+			struct pt_sched *s = NULL;
 
-		ret = pt_space_random_complete(sp, root, w, &rng, st);
-		if (!ret)
-			ret = pt_space_sched(sp, st, &s);
-		pt_sched_free(s);
+			ret = pt_space_random_complete(sp, root, w, &rng, st);
+			if (!pass) {
+				depth += pt_space_depth(sp, st);
+				continue;
+			}
+			if (!ret)
+				ret = pt_space_sched(sp, st, &s);
+			if (!ret && pass == 2 &&
+			    !(ret = pt_features_compute(fx, s, rows, NULL))) {
+				pt_cost_terms(m, fx, rows, terms);
+				sink += pt_cost_predict(cost, terms);
+			}
+			pt_sched_free(s);
+		}
+		t[pass + 1] = seconds();
 	}
-	t2 = seconds();
+out:
 	free(st);
+	free(rows);
+	pt_features_free(fx);
+	pt_cost_free(cost);
 	if (ret)
 		return fail("%s", pt_strerror(ret));
 	printf("%d random complete states (%.1f decisions each, %zu bytes): "
 	       "%.0f states/s, %.1f us each; with the schedule: %.0f "
-	       "states/s, %.1f us each\n", a->bench, depth / a->bench,
-	       pt_space_state_size(sp), a->bench / (t1 - t0),
-	       1e6 * (t1 - t0) / a->bench, a->bench / (t2 - t1),
-	       1e6 * (t2 - t1) / a->bench);
+	       "states/s, %.1f us each", a->bench, depth / a->bench,
+	       pt_space_state_size(sp), a->bench / (t[1] - t[0]),
+	       1e6 * (t[1] - t[0]) / a->bench, a->bench / (t[2] - t[1]),
+	       1e6 * (t[2] - t[1]) / a->bench);
+	if (pass == 3)
+		printf("; featurized and costed too: %.0f states/s, %.1f us each",
+		       a->bench / (t[3] - t[2]), 1e6 * (t[3] - t[2]) / a->bench);
+	printf("%s\n", sink < 0 ? " (negative cost?)" : "");
 	return fflush(stdout) ? fail("cannot write the output: %s",
 				     strerror(errno)) : 0;
 }
@@ -425,7 +473,7 @@ static int cmd_space(const struct args *a)
 		goto out;
 	}
 	if (a->bench) {
-		ret = space_bench(a, sp, w, st);
+		ret = space_bench(a, m, sp, w, st);
 		goto out;
 	}
 	if ((ret = pt_space_random_complete(sp, st, w, &rng, st)) ||
@@ -525,6 +573,7 @@ static int cmd_measure(const struct args *a)
 	o.min_time_s = a->min_time;
 	o.keep_dir = a->keep;
 	o.cxx = getenv("PROTUNE_CXX");
+	o.reference = a->reference;
 	if (pt_measure(m, text.buf, &o, &r, &err)) {
 		ret = fail("measuring %s: %s", display_name(a->pos[1]),
 			   err.msg);
@@ -532,8 +581,11 @@ static int cmd_measure(const struct args *a)
 			fprintf(stderr, "protune: kept %s\n", r.dir);
 		goto out;
 	}
-	printf("%.6g %.6g %.6g %d %.0f\n", r.median_ms, r.min_ms, r.max_ms,
+	printf("%.6g %.6g %.6g %d %.0f", r.median_ms, r.min_ms, r.max_ms,
 	       r.runs, r.compile_ms);
+	if (a->reference)
+		printf(" %.6g %.6g", r.ratio, r.ref_median_ms);
+	putchar('\n');
 	if (fflush(stdout))
 		ret = fail("cannot write the output: %s", strerror(errno));
 	if (a->verbose)
@@ -637,7 +689,8 @@ static int parse_args(const struct command *c, int argc, char **argv,
 		takes_value = !strcmp(name, "--seed") ||
 			!strcmp(name, "--bench") ||
 			!strcmp(name, "--runs") || !strcmp(name, "--min-time") ||
-			!strcmp(name, "--cache-dir") || !strcmp(name, "--plugin");
+			!strcmp(name, "--cache-dir") || !strcmp(name, "--plugin") ||
+			!strcmp(name, "--reference");
 		if (!(((c->opts & OPT_SEED) && !strcmp(name, "--seed")) ||
 		      ((c->opts & OPT_CHILDREN) &&
 		       (!strcmp(name, "--children") ||
@@ -646,6 +699,7 @@ static int parse_args(const struct command *c, int argc, char **argv,
 		       (!strcmp(name, "--runs") || !strcmp(name, "--min-time") ||
 			!strcmp(name, "--cache-dir") ||
 			!strcmp(name, "--plugin") || !strcmp(name, "--keep") ||
+			!strcmp(name, "--reference") ||
 			!strcmp(name, "--no-check")))))
 			return usage_error(c, "unknown option '%s'", arg);
 		if (takes_value) {
@@ -680,6 +734,8 @@ static int parse_args(const struct command *c, int argc, char **argv,
 			a->cache_dir = val;
 		} else if (!strcmp(name, "--plugin")) {
 			a->plugin = val;
+		} else if (!strcmp(name, "--reference")) {
+			a->reference = val;
 		} else if (!strcmp(name, "--keep")) {
 			a->keep = 1;
 		} else if (!strcmp(name, "--no-check")) {
@@ -720,6 +776,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if ((ret = pt_cmd_cache_main(argc - 1, argv + 1)) != -1)
+		return ret;
+	if ((ret = pt_cmd_train_main(argc - 1, argv + 1)) != -1)
 		return ret;
 	for (c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))

@@ -13,31 +13,54 @@
 #include <string.h>
 #include <unistd.h>
 
-int pt_drv_plugin_path(struct pt_strbuf *out, struct pt_error *err)
+/* The file `rel` (a directory under the executable's parent, then a
+ * name) unless environment variable `env` names one; `what` names the file
+ * in messages. A file named by `env` is checked only when check_env. */
+static int beside_exe(const char *env, const char *dir, const char *name,
+		      int check_env, struct pt_strbuf *out,
+		      struct pt_error *err)
 {
 	char exe[PATH_MAX];
-	const char *v = getenv("PROTUNE_PLUGIN");
+	const char *v = getenv(env);
 	char *slash;
 	ssize_t n;
 
-	if (v && *v)
-		return pt_strbuf_addstr(out, v) ?
-			pt_error_set(err, PT_ENOMEM, "out of memory") : 0;
+	if (v && *v) {
+		if (pt_strbuf_addstr(out, v))
+			return pt_error_set(err, PT_ENOMEM, "out of memory");
+		if (check_env && access(v, R_OK))
+			return pt_error_set(err, PT_ENOTFOUND,
+					    "cannot read %s (%s): %s", v, env,
+					    strerror(errno));
+		return 0;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return pt_error_set(err, PT_ENOTFOUND,
-				    "cannot find libprotune_halide.so: /proc/self/exe is unreadable (%s); set PROTUNE_PLUGIN",
-				    strerror(errno));
+				    "cannot find %s: /proc/self/exe is unreadable (%s); set %s",
+				    name, strerror(errno), env);
 	exe[n] = '\0';
 	if ((slash = strrchr(exe, '/')))
 		*slash = '\0';
-	if (pt_strbuf_addf(out, "%s/../lib/libprotune_halide.so", exe))
+	if (pt_strbuf_addf(out, "%s/../%s/%s", exe, dir, name))
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	if (access(out->buf, R_OK))
 		return pt_error_set(err, PT_ENOTFOUND,
-				    "cannot find libprotune_halide.so (not in %s/../lib); set PROTUNE_PLUGIN",
-				    exe);
+				    "cannot find %s (not in %s/../%s); set %s",
+				    name, exe, dir, env);
 	return 0;
+}
+
+int pt_drv_plugin_path(struct pt_strbuf *out, struct pt_error *err)
+{
+	return beside_exe("PROTUNE_PLUGIN", "lib", "libprotune_halide.so", 0,
+			  out, err);
+}
+
+int pt_drv_cost_model_path(struct pt_strbuf *out, struct pt_error *err)
+{
+	return beside_exe("PROTUNE_COST_MODEL", "share/protune",
+			  "default.cost", 1, out, err);
 }
 
 void pt_drv_open_cache(const struct pt_config *cfg, int readonly,

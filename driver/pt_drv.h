@@ -28,6 +28,12 @@
  * program. PT_ENOTFOUND (with a hint) when there is none. */
 int pt_drv_plugin_path(struct pt_strbuf *out, struct pt_error *err);
 
+/* The cost model file (pt_cost.h) appended to `out`: $PROTUNE_COST_MODEL,
+ * else default.cost in ../share/protune from the executable's directory
+ * (the build tree and an installed prefix both have it there). 0,
+ * PT_ENOTFOUND (the message says where it looked) or PT_ENOMEM. */
+int pt_drv_cost_model_path(struct pt_strbuf *out, struct pt_error *err);
+
 /* Open the cache of cfg (readonly for PT_MODE_READONLY and when
  * `readonly`); on failure warn on `warn` (may be NULL) with `name` as
  * prefix and leave *cache NULL: a build never fails for its cache. */

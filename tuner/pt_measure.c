@@ -605,34 +605,39 @@ static int parse_time(const char *out, double *ms)
 	return -1;
 }
 
-static int open_lock(const char *lock_path, struct pt_lock *lk,
+static int open_lock(const char *lock_path, int shared, struct pt_lock *lk,
 		     struct pt_error *err)
 {
 	struct pt_strbuf dir = PT_STRBUF_INIT;
 	const char *slash = strrchr(lock_path, '/');
+	int (*take)(struct pt_lock *, const char *, const char *, int,
+		    struct pt_error *) =
+		shared ? pt_lock_acquire_shared : pt_lock_acquire;
 	int ret;
 
 	if (!slash)
-		ret = pt_lock_acquire(lk, ".", lock_path, -1, err);
+		ret = take(lk, ".", lock_path, -1, err);
 	else if (pt_strbuf_add(&dir, lock_path, slash == lock_path ? 1 :
 			       (size_t)(slash - lock_path)))
 		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
 	else
-		ret = pt_lock_acquire(lk, dir.buf, slash + 1, -1, err);
+		ret = take(lk, dir.buf, slash + 1, -1, err);
 	pt_strbuf_release(&dir);
 	return ret;
 }
 
-static int run_once(struct measure *ms, double *time_ms, struct pt_error *err)
+/* One RunGen benchmark of the binary `rungen` (the caller holds the
+ * benchmark lock). */
+static int run_binary(struct measure *ms, const char *rungen,
+		      double *time_ms, struct pt_error *err)
 {
 	struct pt_child c = PT_CHILD_INIT;
 	struct pt_strbuf out = PT_STRBUF_INIT, errout = PT_STRBUF_INIT;
-	struct pt_lock lk = PT_LOCK_INIT;
 	char tail[TAIL_MAX + 64];
 	double min_time = ms->o->min_time_s > 0 ? ms->o->min_time_s : 0.1;
 	int status = 0, ret;
 
-	if (pt_strvec_pushf(&c.args, "%s/rungen", ms->dir) ||
+	if (pt_strvec_push(&c.args, rungen) ||
 	    pt_strvec_pushl(&c.args, "--benchmarks=all", "--parsable_output",
 			    "--default_input_buffers=random:0:estimate_then_auto",
 			    "--default_input_scalars=estimate",
@@ -641,12 +646,8 @@ static int run_once(struct measure *ms, double *time_ms, struct pt_error *err)
 		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (ms->o->lock_path && *ms->o->lock_path &&
-	    (ret = open_lock(ms->o->lock_path, &lk, err)))
-		goto out;
 	ret = run_tool(&c, ms->o->run_timeout_ms > 0 ? ms->o->run_timeout_ms :
 		       120000, &out, &errout, &status, err);
-	pt_lock_release(&lk);
 	if (ret == PT_ETIMEDOUT) {
 		ret = pt_error_set(err, PT_ETIMEDOUT,
 				   "running the benchmark: ran past the time limit");
@@ -672,12 +673,41 @@ out:
 	return ret;
 }
 
+/* Run number `i`: the candidate and, with a reference, the reference too,
+ * under one hold of the benchmark lock, in alternating order. */
+static int run_once(struct measure *ms, int i, double *time_ms,
+		    double *ref_ms, struct pt_error *err)
+{
+	struct pt_strbuf cand = PT_STRBUF_INIT;
+	struct pt_lock lk = PT_LOCK_INIT;
+	const char *ref = ms->o->reference;
+	int ret;
+
+	if (pt_strbuf_addf(&cand, "%s/rungen", ms->dir))
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	if (ms->o->lock_path && *ms->o->lock_path &&
+	    (ret = open_lock(ms->o->lock_path, 0, &lk, err)))
+		goto out;
+	if (ref && *ref && i % 2 == 0 &&
+	    (ret = run_binary(ms, ref, ref_ms, err)))
+		goto out;
+	if ((ret = run_binary(ms, cand.buf, time_ms, err)))
+		goto out;
+	if (ref && *ref && i % 2 == 1)
+		ret = run_binary(ms, ref, ref_ms, err);
+out:
+	pt_lock_release(&lk);
+	pt_strbuf_release(&cand);
+	return ret;
+}
+
 int pt_measure(const struct pt_model *m, const char *sched_text,
 	       const struct pt_measure_opts *opts,
 	       struct pt_measure_result *res, struct pt_error *err)
 {
 	struct measure ms;
 	struct pt_strbuf path = PT_STRBUF_INIT;
+	struct pt_lock clk = PT_LOCK_INIT;
 	double *times = NULL;
 	long long t0;
 	int runs, i, ret;
@@ -693,7 +723,7 @@ int pt_measure(const struct pt_model *m, const char *sched_text,
 	ms.cxx = opts->cxx && *opts->cxx ? opts->cxx : "c++";
 	ms.rungen_main = (struct pt_strbuf)PT_STRBUF_INIT;
 	runs = opts->runs > 0 ? opts->runs : 5;
-	times = calloc((size_t)runs, sizeof(*times));
+	times = calloc(3 * (size_t)runs, sizeof(*times));
 	if (!times)
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 
@@ -709,17 +739,34 @@ int pt_measure(const struct pt_model *m, const char *sched_text,
 	if ((ret = write_file(path.buf, sched_text, strlen(sched_text), err)))
 		goto out;
 
+	/* Compiles hold the benchmark lock shared: any number of them at
+	 * once, but never while a benchmark runs, which would measure the
+	 * compile's load too. */
+	if (opts->lock_path && *opts->lock_path &&
+	    (ret = open_lock(opts->lock_path, 1, &clk, err)))
+		goto out;
 	t0 = pt_time_now_ms();
 	ms.compile_deadline = t0 + (opts->compile_timeout_ms > 0 ?
 				    opts->compile_timeout_ms : 600000);
-	if ((ret = run_generator(&ms, err)) || (ret = link_rungen(&ms, err)))
+	ret = run_generator(&ms, err);
+	if (!ret)
+		ret = link_rungen(&ms, err);
+	pt_lock_release(&clk);
+	if (ret)
 		goto out;
 	res->compile_ms = (double)(pt_time_now_ms() - t0);
 
 	for (i = 0; i < runs; i++)
-		if ((ret = run_once(&ms, &times[i], err)))
+		if ((ret = run_once(&ms, i, &times[i], &times[2 * runs + i],
+				    err)))
 			goto out;
 	res->runs = runs;
+	if (opts->reference && *opts->reference) {
+		for (i = 0; i < runs; i++)
+			times[runs + i] = times[i] / times[2 * runs + i];
+		res->ratio = pt_measure_median(times + runs, runs);
+		res->ref_median_ms = pt_measure_median(times + 2 * runs, runs);
+	}
 	res->median_ms = pt_measure_median(times, runs);
 	res->min_ms = times[0];
 	res->max_ms = times[runs - 1];

@@ -26,10 +26,11 @@
 #include "protune/pt_error.h"
 
 struct pt_lock {
-	int fd; /* >= 0 while held */
+	int fd;     /* >= 0 while held */
+	int shared; /* held by pt_lock_acquire_shared() */
 };
 
-#define PT_LOCK_INIT { -1 }
+#define PT_LOCK_INIT { -1, 0 }
 
 /* Returned by pt_lock_acquire() when another process held the lock for
  * the whole wait. */
@@ -48,7 +49,15 @@ struct pt_lock {
 int pt_lock_acquire(struct pt_lock *lk, const char *dir, const char *name,
 		    int timeout_ms, struct pt_error *err);
 
-/* Erase the pid and drop the lock; lk becomes PT_LOCK_INIT. Does nothing
+/* The same, shared: any number of shared holders at once, none while an
+ * exclusive holder has it (so work that must not overlap a benchmark run,
+ * such as a compile, takes it shared, and the run exclusive). Shared
+ * holders record no pid. flock(2) gives no preference: a steady stream of
+ * shared holders can delay an exclusive waiter. */
+int pt_lock_acquire_shared(struct pt_lock *lk, const char *dir,
+			   const char *name, int timeout_ms,
+			   struct pt_error *err);
+/* Erase the pid (exclusive holders) and drop the lock; lk becomes PT_LOCK_INIT. Does nothing
  * on a lock that is not held. */
 void pt_lock_release(struct pt_lock *lk);
 

@@ -20,7 +20,9 @@
  * Ownership: options are borrowed for the call; the result is plain data.
  * The temporary directory is removed unless opts->keep_dir. No global
  * state; concurrent calls are safe (benchmark runs take the machine-wide
- * lock named by opts->lock_path when set, see pt_lock.h).
+ * lock named by opts->lock_path when set, see pt_lock.h, and the generator
+ * and link steps take it shared, so that no benchmark runs while another
+ * measurement compiles: compiles overlap each other, never a timing).
  */
 #ifndef PROTUNE_PT_MEASURE_H
 #define PROTUNE_PT_MEASURE_H
@@ -42,6 +44,14 @@ struct pt_measure_opts {
 	int run_timeout_ms;        /* each RunGen run; <= 0: 120000 */
 	int keep_dir;              /* keep the temporary directory */
 	const char *cxx;           /* C++ compiler, NULL for "c++" */
+	const char *reference;     /* a RunGen binary built earlier (a kept
+				    * directory's rungen), or NULL. When set,
+				    * every run also runs it, right before or
+				    * after the candidate (alternately) under
+				    * the same hold of the lock, and the
+				    * result has the ratio of the two: a
+				    * figure that drifts much less than
+				    * either time on a shared machine. */
 };
 
 struct pt_measure_result {
@@ -49,6 +59,9 @@ struct pt_measure_result {
 	double min_ms, max_ms;     /* over the runs */
 	int runs;
 	double compile_ms;         /* generator + link wall time */
+	double ratio;              /* with a reference: the median over the
+				    * runs of candidate / reference; else 0 */
+	double ref_median_ms;      /* the reference's median, or 0 */
 	char dir[4096];            /* the temporary directory (when kept) */
 };
 

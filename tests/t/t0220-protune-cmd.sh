@@ -194,7 +194,20 @@ test_expect_success MODEL 'measure --keep keeps the build' '
 	dir=$(sed -n "s/^protune: kept //p" err) &&
 	test -x "$dir/rungen" && test -s "$dir/cand.a" &&
 	test_cmp base.sched "$dir/schedule.txt" &&
+	mv "$dir/rungen" ref.rungen &&
 	rm -rf "$dir"
+'
+
+# The kept binary of the same schedule as a reference: the ratio is about 1
+# (the same code twice, back to back), and the reference gets its time.
+test_expect_success MODEL 'measure --reference times a reference alongside' '
+	protune measure blur.model base.sched --runs 3 --min-time 0.01 \
+		--cache-dir "$cache" --reference "$PWD/ref.rungen" >time &&
+	cat time &&
+	awk "NF != 7 || !(\$6 > 0.5) || !(\$6 < 2) || !(\$7 > 0) { exit 1 }" time &&
+	test_expect_code 1 protune measure blur.model base.sched --runs 1 \
+		--cache-dir "$cache" --reference "$PWD/no-such" 2>err &&
+	test_grep "cannot run .*no-such" err
 '
 
 test_expect_success MODEL 'measure: a schedule that does not fit fails with the reason' '

@@ -2,6 +2,8 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "pt_test.h"
 
+#include "protune/pt_model.h"
+
 #include <ftw.h>
 
 #include <stdio.h>
@@ -15,7 +17,8 @@ extern const struct pt_test_suite pt_suite_error, pt_suite_strbuf,
 	pt_suite_strvec, pt_suite_spawn, pt_suite_model, pt_suite_sched,
 	pt_suite_key, pt_suite_sched_check, pt_suite_randsched, pt_suite_proto,
 	pt_suite_measure, pt_suite_cache, pt_suite_store, pt_suite_config,
-	pt_suite_genargs, pt_suite_space, pt_suite_footprint;
+	pt_suite_genargs, pt_suite_space, pt_suite_footprint, pt_suite_gbt,
+	pt_suite_cost;
 
 static const struct pt_test_suite *const suites[] = {
 	&pt_suite_error, &pt_suite_strbuf, &pt_suite_path, &pt_suite_tmpimg,
@@ -23,7 +26,7 @@ static const struct pt_test_suite *const suites[] = {
 	&pt_suite_model, &pt_suite_sched, &pt_suite_key, &pt_suite_sched_check,
 	&pt_suite_randsched, &pt_suite_proto, &pt_suite_measure,
 	&pt_suite_cache, &pt_suite_store, &pt_suite_config, &pt_suite_genargs,
-	&pt_suite_space, &pt_suite_footprint,
+	&pt_suite_space, &pt_suite_footprint, &pt_suite_gbt, &pt_suite_cost,
 };
 
 static int failed;
@@ -134,4 +137,46 @@ int main(int argc, char **argv)
 	}
 	printf("1..%d\n", n);
 	return nfail ? 1 : 0;
+}
+
+struct pt_model *pt_test_example(const char *name)
+{
+	const char *src = getenv("PT_SRCDIR"), *slash = strrchr(__FILE__, '/');
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_model *m = NULL;
+	char path[4096], *text = NULL;
+	size_t len = 0, cap = 0, n;
+	FILE *f;
+
+	if (src && *src)
+		snprintf(path, sizeof(path), "%s/tests/unit/data/%s.model",
+			 src, name);
+	else
+		snprintf(path, sizeof(path), "%.*s%sdata/%s.model",
+			 slash ? (int)(slash - __FILE__) : 0, __FILE__,
+			 slash ? "/" : "", name);
+	if (!(f = fopen(path, "r"))) {
+		printf("# cannot open %s\n", path);
+		return NULL;
+	}
+	do {
+		if (len + 4096 > cap) {
+			char *t = realloc(text, cap = 2 * cap + 4096);
+
+			if (!t)
+				break;
+			text = t;
+		}
+		n = fread(text + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	if (text && pt_model_parse(text, len, path, &m, &err))
+		printf("# %s\n", err.msg);
+	free(text);
+	if (m && pt_model_hash(m)) {
+		pt_model_free(m);
+		m = NULL;
+	}
+	return m;
 }

@@ -42,6 +42,12 @@ int pt_test_check_int(long long got, long long want, const char *expr,
 		      const char *file, int line);
 void pt_test_abort(void);
 
+/* The example model tests/unit/data/NAME.model (found through PT_SRCDIR
+ * or this file's path), parsed and hashed; NULL (with a diagnostic) when
+ * it cannot be read. pt_model_free() it. */
+struct pt_model;
+struct pt_model *pt_test_example(const char *name);
+
 /* A fresh empty directory for this case (removed by the runner). */
 const char *pt_test_tmpdir(void);
 

@@ -23,51 +23,6 @@ static const char *const examples[] = {
 };
 #define NEXAMPLES (sizeof(examples) / sizeof(examples[0]))
 
-/* tests/unit/data/NAME.model, found through PT_SRCDIR or this file's
- * path. */
-static struct pt_model *example(const char *name)
-{
-	const char *src = getenv("PT_SRCDIR");
-	char path[4096];
-	struct pt_error err = PT_ERROR_INIT;
-	struct pt_model *m = NULL;
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
-	FILE *f;
-
-	if (src && *src) {
-		snprintf(path, sizeof(path), "%s/tests/unit/data/%s.model",
-			 src, name);
-	} else {
-		const char *slash = strrchr(__FILE__, '/');
-		int dir = slash ? (int)(slash - __FILE__) : 0;
-
-		snprintf(path, sizeof(path), "%.*s%sdata/%s.model", dir,
-			 __FILE__, slash ? "/" : "", name);
-	}
-	f = fopen(path, "r");
-	if (!f) {
-		printf("# cannot open %s\n", path);
-		return NULL;
-	}
-	do {
-		if (len + 4096 > cap) {
-			cap = 2 * cap + 4096;
-			text = realloc(text, cap);
-			if (!text)
-				break;
-		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
-	} while (n > 0);
-	fclose(f);
-	if (text && pt_model_parse(text, len, path, &m, &err))
-		printf("# %s\n", err.msg);
-	free(text);
-	if (m)
-		pt_model_hash(m);
-	return m;
-}
 
 
 #define HEADER "protune-model 1\nhalide \"14.0.0\"\n" \
@@ -617,7 +572,7 @@ PT_TEST(root_regions_examples)
 	size_t e;
 
 	for (e = 0; e < NEXAMPLES; e++) {
-		struct pt_model *m = example(examples[e]);
+		struct pt_model *m = pt_test_example(examples[e]);
 		struct pt_fp *fp = NULL;
 		struct pt_fp_acc acc;
 		struct pt_box *r;
@@ -1169,7 +1124,7 @@ PT_TEST(features_examples)
 	size_t e;
 
 	for (e = 0; e < NEXAMPLES; e++) {
-		struct pt_model *m = example(examples[e]);
+		struct pt_model *m = pt_test_example(examples[e]);
 		struct pt_features *fx = NULL;
 		struct pt_error err = PT_ERROR_INIT;
 		double *out;

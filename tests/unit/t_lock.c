@@ -209,6 +209,34 @@ PT_TEST(waits_end_when_the_holder_lets_go)
 	waitpid(pid, NULL, 0);
 }
 
+/* Shared holders coexist; an exclusive one excludes them and they it; a
+ * shared holder records no pid, and releasing it leaves the exclusive
+ * holder's pid alone. */
+PT_TEST(shared_and_exclusive)
+{
+	struct pt_lock a = PT_LOCK_INIT, b = PT_LOCK_INIT, x = PT_LOCK_INIT;
+	const char *dir = pt_test_tmpdir();
+	pid_t pid = 1;
+
+	PT_CHECK_INT(pt_lock_acquire_shared(&a, dir, "l", 0, NULL), 0);
+	PT_CHECK_INT(pt_lock_acquire_shared(&b, dir, "l", 0, NULL), 0);
+	PT_CHECK_INT(pt_lock_holder(dir, "l", &pid, NULL), 0);
+	PT_CHECK_INT(pid, 0);
+	PT_CHECK_INT(pt_lock_acquire(&x, dir, "l", 0, NULL), PT_LOCK_BUSY);
+	PT_CHECK_INT(pt_lock_acquire(&x, dir, "l", 30, NULL), PT_LOCK_BUSY);
+	pt_lock_release(&a);
+	PT_CHECK_INT(pt_lock_acquire(&x, dir, "l", 0, NULL), PT_LOCK_BUSY);
+	pt_lock_release(&b);
+	PT_CHECK_INT(pt_lock_acquire(&x, dir, "l", 0, NULL), 0);
+	PT_CHECK_INT(pt_lock_acquire_shared(&a, dir, "l", 0, NULL),
+		     PT_LOCK_BUSY);
+	PT_CHECK_INT(pt_lock_holder(dir, "l", &pid, NULL), 0);
+	PT_CHECK_INT(pid, getpid());
+	pt_lock_release(&x);
+	PT_CHECK_INT(pt_lock_acquire_shared(&a, dir, "l", 0, NULL), 0);
+	pt_lock_release(&a);
+}
+
 PT_TEST(bad_arguments_and_missing_directory)
 {
 	struct pt_lock lk = PT_LOCK_INIT;
@@ -233,6 +261,7 @@ PT_SUITE(lock,
 	{ "acquire, release, holder", acquire_release_and_holder },
 	{ "held lock is busy for another process", held_lock_is_busy_for_another_process },
 	{ "lock is not recursive", lock_is_not_recursive },
+	{ "shared and exclusive holders", shared_and_exclusive },
 	{ "lock dies with a killed holder", lock_dies_with_a_killed_holder },
 	{ "lock is free after the holder exits", lock_is_free_after_the_holder_exits },
 	{ "waits end when the holder lets go", waits_end_when_the_holder_lets_go },

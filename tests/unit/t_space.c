@@ -210,48 +210,6 @@ static struct pt_model *model(const char *text)
 	return parse(text, strlen(text), "<test>");
 }
 
-/* tests/unit/data/NAME.model, found through PT_SRCDIR or this file's
- * path. */
-static struct pt_model *example(const char *name)
-{
-	const char *src = getenv("PT_SRCDIR"), *slash = strrchr(__FILE__, '/');
-	char path[4096];
-	struct pt_model *m = NULL;
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
-	FILE *f;
-
-	if (src && *src)
-		snprintf(path, sizeof(path), "%s/tests/unit/data/%s.model",
-			 src, name);
-	else
-		snprintf(path, sizeof(path), "%.*s%sdata/%s.model",
-			 slash ? (int)(slash - __FILE__) : 0, __FILE__,
-			 slash ? "/" : "", name);
-	f = fopen(path, "r");
-	if (!f) {
-		printf("# cannot open %s\n", path);
-		return NULL;
-	}
-	for (;;) {
-		if (len == cap) {
-			char *t = realloc(text, cap = 2 * cap + 65536);
-
-			if (!t)
-				break;
-			text = t;
-		}
-		n = fread(text + len, 1, cap - len, f);
-		if (!n)
-			break;
-		len += n;
-	}
-	fclose(f);
-	if (text)
-		m = parse(text, len, path);
-	free(text);
-	return m;
-}
 
 struct fix {
 	struct pt_model *m;
@@ -537,7 +495,7 @@ PT_TEST(deterministic)
 	uint64_t seed, r1, r2;
 	int differ = 0;
 
-	PT_REQUIRE(setup_model(&x, example("local_laplacian"),
+	PT_REQUIRE(setup_model(&x, pt_test_example("local_laplacian"),
 			       PT_SPACE_PRUNE_ALL) == 0);
 	other = pt_space_state_new(x.sp);
 	PT_REQUIRE(other != NULL);
@@ -622,9 +580,9 @@ PT_TEST(random_child_is_a_child)
 {
 	agree_on(model(two_text), 20);
 	agree_on(model(hist_text), 20);
-	agree_on(example("bilateral_grid"), 3);
-	agree_on(example("stencil_chain"), 2);
-	agree_on(example("local_laplacian"), 1);
+	agree_on(pt_test_example("bilateral_grid"), 3);
+	agree_on(pt_test_example("stencil_chain"), 2);
+	agree_on(pt_test_example("local_laplacian"), 1);
 }
 
 /* --- legality ------------------------------------------------------------- */
@@ -673,7 +631,7 @@ PT_TEST(legal_examples)
 	size_t i;
 
 	for (i = 0; i < NEXAMPLES; i++)
-		all_legal(example(examples[i]), examples[i], 1000,
+		all_legal(pt_test_example(examples[i]), examples[i], 1000,
 			  PT_SPACE_PRUNE_ALL);
 }
 
@@ -682,7 +640,7 @@ PT_TEST(legal_examples_unpruned)
 	size_t i;
 
 	for (i = 0; i < NEXAMPLES; i++)
-		all_legal(example(examples[i]), examples[i], 150, 0);
+		all_legal(pt_test_example(examples[i]), examples[i], 150, 0);
 }
 
 /* --- pruning switches ----------------------------------------------------- */
@@ -745,7 +703,7 @@ PT_TEST(prune_parallel_outer)
 	for (mode = 0; mode < 2; mode++) {
 		struct fix x;
 
-		PT_REQUIRE(setup_model(&x, example("unsharp"), modes[mode])
+		PT_REQUIRE(setup_model(&x, pt_test_example("unsharp"), modes[mode])
 			   == 0);
 		for (i = 0; i < 300; i++) {
 			uint64_t rng = (uint64_t)i;
@@ -857,7 +815,7 @@ PT_TEST(no_sliding)
 		struct pt_error err = PT_ERROR_INIT;
 
 		memset(&x, 0, sizeof(x));
-		x.m = example("bilateral_grid");
+		x.m = pt_test_example("bilateral_grid");
 		PT_REQUIRE(x.m != NULL);
 		o.sliding = mode;
 		PT_REQUIRE(pt_space_new(x.m, &o, &x.sp, &err) == 0);
@@ -895,7 +853,7 @@ PT_TEST(max_levels)
 		struct fix x;
 
 		memset(&x, 0, sizeof(x));
-		x.m = example("blur");
+		x.m = pt_test_example("blur");
 		PT_REQUIRE(x.m != NULL);
 		o.max_levels = mode ? 0 : 2;
 		PT_REQUIRE(pt_space_new(x.m, &o, &x.sp, &err) == 0);

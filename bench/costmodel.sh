@@ -1,0 +1,42 @@
+#!/bin/sh
+# costmodel.sh: the cost model's figures (issue 4), part of `make bench`.
+#
+# 1. Ranking: leave-one-example-out over the committed training data
+#    (tuner/train: models at benchmark size and the measured runtimes of
+#    random complete schedules of the tuner's space, collected on this
+#    machine by bench/samples.sh). For every example, the model is fitted
+#    without it and ranks its schedules; Spearman's rank correlation with
+#    the measured runtimes and the top-1 regret (measured runtime of the
+#    schedule ranked best over the fastest measured) go to
+#    bench/out/costmodel.tsv, one row per example.
+# 2. Speed: random complete schedules drawn from the space, turned into
+#    schedules, featurized and costed, per second on one thread, for the
+#    stencil chain and local Laplacian: bench/out/costmodel-speed.tsv.
+#
+#   costmodel.sh [DATA_DIR]    (default: $PT_SRCDIR/tuner/train)
+set -eu
+: "${PT_BUILD_DIR:?}" "${PT_SRCDIR:?}"
+PATH=$PT_BUILD_DIR/bin:$PATH
+data=${1:-$PT_SRCDIR/tuner/train}
+out=$PT_SRCDIR/bench/out
+mkdir -p "$out"
+n=${COSTMODEL_BENCH_STATES:-2000}
+
+echo "protune cost model: $(wc -l <"$data/samples.tsv") samples in $data"
+protune train --data "$data" --eval "$out/costmodel.tsv"
+
+printf 'example\tstates\tus_draw\tus_draw_sched\tus_draw_sched_cost\tschedules_per_s\n' \
+	>"$out/costmodel-speed.tsv"
+for ex in stencil_chain local_laplacian; do
+	line=$(PROTUNE_COST_MODEL=$PT_SRCDIR/tuner/default.cost \
+		protune space "$data/models/$ex.model" --bench "$n")
+	echo "  $ex: $line"
+	# "... 12.3 us each; with the schedule: ... 45.6 us each; featurized
+	# and costed too: ... 78.9 us each"
+	echo "$line" | awk -v ex="$ex" -v n="$n" '{
+		k = 0
+		for (i = 1; i <= NF; i++) if ($(i+1) == "us") us[++k] = $i
+		printf "%s\t%d\t%s\t%s\t%s\t%.0f\n", ex, n, us[1], us[2], us[3], 1e6 / us[3]
+	}' >>"$out/costmodel-speed.tsv"
+done
+echo "wrote $out/costmodel.tsv and $out/costmodel-speed.tsv"

@@ -1,0 +1,630 @@
+/* pt_cmd_train.c: `protune train` and `protune cost` (pt_cmd_train.h,
+ * doc/cost-model.md).
+ *
+ * Training data is a directory as bench/samples.sh writes it:
+ *   DIR/models/NAME.model   the pipeline model of NAME
+ *   DIR/samples.tsv         name seed status median_ms min_ms max_ms
+ *                           compile_ms sched_id [ratio ref_ms]
+ * where a schedule is `protune space MODEL --seed SEED` (the text that
+ * command prints) and sched_id the first 16 hex digits of its git blob id
+ * (`git hash-object`), so a sample measured on another version of the
+ * space is noticed instead of being trained on with the wrong schedule.
+ * With the last two columns (the sample timed side by side with a fixed
+ * reference binary of its pipeline), a sample's runtime is taken as its
+ * ratio times the median of all the reference's times in the file: the
+ * ratio drifts much less with the machine's load than either time.
+ */
+#include "pt_cmd_train.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "protune/pt_cost.h"
+#include "protune/pt_features.h"
+#include "protune/pt_model.h"
+#include "protune/pt_sched.h"
+#include "protune/pt_space.h"
+#include "protune/pt_spawn.h"
+#include "protune/pt_strbuf.h"
+
+#define EXIT_USAGE 2
+
+struct group {
+	char *name;
+	char *dir;
+	struct pt_model *m;
+	struct pt_space *sp;
+	struct pt_space_work *w;
+	struct pt_space_state *root, *st;
+	struct pt_features *fx;
+	double *rows;
+	int n;              /* samples kept */
+	int held_out;
+};
+
+struct sample {
+	int group;
+	double ms;          /* the runtime trained on */
+	double ratio;       /* to the reference, 0 without one */
+	double ref_ms;      /* the reference's time alongside, 0 without */
+	double terms[PT_TERM_COUNT];
+};
+
+struct data {
+	struct group *g;
+	int ng;
+	struct sample *s;
+	size_t n, cap;
+	size_t failed;      /* samples whose schedule did not compile or run */
+	struct pt_cost_fit_opts fit;  /* --ridge, --weight-power */
+};
+
+static int fail(const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 1, 2)))
+#endif
+	;
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("protune: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int read_file(const char *path, struct pt_strbuf *out)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	int ret;
+
+	if (fd < 0)
+		return fail("cannot read %s: %s", path, strerror(errno));
+	ret = pt_spawn_read_fd(fd, out, &err);
+	if (fd)
+		close(fd);
+	return ret ? fail("cannot read %s: %s", path, err.msg) : 0;
+}
+
+static void group_release(struct group *g)
+{
+	free(g->name);
+	free(g->dir);
+	free(g->rows);
+	free(g->root);
+	free(g->st);
+	pt_features_free(g->fx);
+	pt_space_work_free(g->w);
+	pt_space_free(g->sp);
+	pt_model_free(g->m);
+}
+
+static void data_release(struct data *d)
+{
+	int i;
+
+	for (i = 0; i < d->ng; i++)
+		group_release(&d->g[i]);
+	free(d->g);
+	free(d->s);
+}
+
+/* The group of NAME from DIR, loading its model the first time. */
+static int find_group(struct data *d, const char *dir, const char *name,
+		      int *out)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_strbuf path = PT_STRBUF_INIT, text = PT_STRBUF_INIT;
+	struct group *g;
+	int i, ret = 1;
+
+	for (i = 0; i < d->ng; i++)
+		if (!strcmp(d->g[i].name, name) && !strcmp(d->g[i].dir, dir)) {
+			*out = i;
+			return 0;
+		}
+	for (i = 0; i < d->ng; i++)
+		if (!strcmp(d->g[i].name, name))
+			return fail("%s: %s is in two data directories (%s and %s)",
+				    dir, name, d->g[i].dir, dir);
+	g = realloc(d->g, (size_t)(d->ng + 1) * sizeof(*g));
+	if (!g)
+		return fail("out of memory");
+	d->g = g;
+	g = &d->g[d->ng];
+	memset(g, 0, sizeof(*g));
+	g->name = strdup(name);
+	g->dir = strdup(dir);
+	d->ng++;
+	if (!g->name || !g->dir ||
+	    pt_strbuf_addf(&path, "%s/models/%s.model", dir, name)) {
+		ret = fail("out of memory");
+		goto out;
+	}
+	if (read_file(path.buf, &text))
+		goto out;
+	if (pt_model_parse(text.buf, text.len, path.buf, &g->m, &err) ||
+	    pt_model_hash(g->m) ||
+	    pt_space_new(g->m, NULL, &g->sp, &err) ||
+	    pt_features_new(g->m, &g->fx, &err)) {
+		ret = fail("%s: %s", path.buf, err.msg[0] ? err.msg :
+			   "cannot analyse the model");
+		goto out;
+	}
+	g->w = pt_space_work_new(g->sp);
+	g->root = pt_space_state_new(g->sp);
+	g->st = pt_space_state_new(g->sp);
+	g->rows = malloc((size_t)g->m->nstages * PT_FEAT_COUNT *
+			 sizeof(*g->rows));
+	if (!g->w || !g->root || !g->st || !g->rows ||
+	    pt_space_root(g->sp, g->w, g->root)) {
+		ret = fail("out of memory");
+		goto out;
+	}
+	*out = d->ng - 1;
+	ret = 0;
+out:
+	pt_strbuf_release(&path);
+	pt_strbuf_release(&text);
+	return ret;
+}
+
+/* The schedule `protune space MODEL --seed SEED` prints, into text. */
+static int space_text(struct group *g, uint64_t seed, struct pt_sched **s,
+		      struct pt_strbuf *text)
+{
+	uint64_t rng = seed;
+	int ret;
+
+	if ((ret = pt_space_random_complete(g->sp, g->root, g->w, &rng,
+					    g->st)) ||
+	    (ret = pt_space_sched(g->sp, g->st, s)) ||
+	    (ret = pt_strvec_pushf(&(*s)->meta, "seed=%llu",
+				   (unsigned long long)seed)) ||
+	    (ret = pt_sched_print(*s, text)))
+		return ret;
+	return 0;
+}
+
+/* The first 16 hex digits of the git blob id of text. */
+static int blob_id(const struct pt_strbuf *text, char out[17])
+{
+	git_oid oid;
+	char hex[GIT_OID_HEXSZ + 1];
+
+	if (git_odb_hash(&oid, text->buf, text->len, GIT_OBJECT_BLOB))
+		return -1;
+	git_oid_tostr(hex, sizeof(hex), &oid);
+	memcpy(out, hex, 16);
+	out[16] = 0;
+	return 0;
+}
+
+static int add_sample(struct data *d, int group, double ms,
+		      const double *terms, double ratio, double ref)
+{
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 1024;
+		struct sample *s = realloc(d->s, cap * sizeof(*s));
+
+		if (!s)
+			return fail("out of memory");
+		d->s = s;
+		d->cap = cap;
+	}
+	d->s[d->n].group = group;
+	d->s[d->n].ms = ms;
+	d->s[d->n].ratio = ratio;
+	d->s[d->n].ref_ms = ref;
+	memcpy(d->s[d->n].terms, terms, sizeof(d->s[d->n].terms));
+	d->n++;
+	d->g[group].n++;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Samples timed alongside a reference: ms = ratio * the median of the
+ * reference's times over all of the pipeline's samples. */
+static void normalize(struct data *d)
+{
+	double *v = malloc(d->n * sizeof(*v));
+	size_t i, k;
+	int g;
+
+	if (!v)
+		return;  /* keeps the raw times */
+	for (g = 0; g < d->ng; g++) {
+		for (i = k = 0; i < d->n; i++)
+			if (d->s[i].group == g && d->s[i].ratio > 0)
+				v[k++] = d->s[i].ref_ms;
+		if (!k)
+			continue;
+		qsort(v, k, sizeof(*v), cmp_double);
+		for (i = 0; i < d->n; i++)
+			if (d->s[i].group == g && d->s[i].ratio > 0)
+				d->s[i].ms = d->s[i].ratio * v[k / 2];
+	}
+	free(v);
+}
+
+/* Load DIR/samples.tsv: every "ok" row becomes a sample. */
+static int load_dir(struct data *d, const char *dir, int verify)
+{
+	struct pt_strbuf path = PT_STRBUF_INIT, tsv = PT_STRBUF_INIT;
+	struct pt_strbuf text = PT_STRBUF_INIT;
+	struct pt_error err = PT_ERROR_INIT;
+	char *line, *next;
+	int lineno = 0, ret = 1;
+
+	if (pt_strbuf_addf(&path, "%s/samples.tsv", dir))
+		return fail("out of memory");
+	if (read_file(path.buf, &tsv))
+		goto out;
+	for (line = tsv.buf; line && *line; line = next) {
+		char *f[10], *end;
+		int nf = 0, gi = 0;
+		unsigned long long seed;
+		double ms, terms[PT_TERM_COUNT], ratio = 0, ref = 0;
+		struct pt_sched *s = NULL;
+		char id[17];
+
+		lineno++;
+		if ((next = strchr(line, '\n')))
+			*next++ = 0;
+		for (f[nf++] = line; nf < 10 && (end = strchr(f[nf - 1], '\t'));) {
+			*end = 0;
+			f[nf++] = end + 1;
+		}
+		if ((nf != 8 && nf != 10) || strchr(f[nf - 1], '\t')) {
+			ret = fail("%s:%d: expected 8 or 10 fields separated by tabs",
+				   path.buf, lineno);
+			goto out;
+		}
+		errno = 0;
+		seed = strtoull(f[1], &end, 10);
+		if (*end || errno || !*f[1]) {
+			ret = fail("%s:%d: bad seed '%s'", path.buf, lineno,
+				   f[1]);
+			goto out;
+		}
+		if (!strcmp(f[2], "fail")) {
+			d->failed++;
+			continue;
+		}
+		ms = strtod(f[3], &end);
+		if (strcmp(f[2], "ok") || *end || !(ms > 0) || !isfinite(ms)) {
+			ret = fail("%s:%d: expected 'ok' and a runtime, or 'fail'",
+				   path.buf, lineno);
+			goto out;
+		}
+		if (nf == 10) {
+			ratio = strtod(f[8], &end);
+			ref = *end ? 0 : strtod(f[9], &end);
+			if (*end || !(ratio > 0) || !(ref > 0) ||
+			    !isfinite(ratio) || !isfinite(ref)) {
+				ret = fail("%s:%d: bad ratio or reference time",
+					   path.buf, lineno);
+				goto out;
+			}
+		}
+		if (find_group(d, dir, f[0], &gi))
+			goto out;
+		pt_strbuf_reset(&text);
+		if ((ret = space_text(&d->g[gi], seed, &s, &text)) ||
+		    (ret = blob_id(&text, id))) {
+			pt_sched_free(s);
+			ret = fail("%s:%d: cannot draw the schedule of %s seed %llu: %s",
+				   path.buf, lineno, f[0], seed,
+				   pt_strerror(ret));
+			goto out;
+		}
+		if (verify && strcmp(id, f[7])) {
+			pt_sched_free(s);
+			ret = fail("%s:%d: the schedule of %s seed %llu is not the one measured (id %s, now %s): the space has changed since; measure again (bench/samples.sh)",
+				   path.buf, lineno, f[0], seed, f[7], id);
+			goto out;
+		}
+		ret = pt_features_compute(d->g[gi].fx, s, d->g[gi].rows, &err);
+		pt_sched_free(s);
+		if (ret) {
+			ret = fail("%s:%d: %s seed %llu: %s", path.buf, lineno,
+				   f[0], seed, err.msg);
+			goto out;
+		}
+		pt_cost_terms(d->g[gi].m, d->g[gi].fx, d->g[gi].rows, terms);
+		if (add_sample(d, gi, ms, terms, ratio, ref))
+			goto out;
+	}
+	normalize(d);
+	ret = 0;
+out:
+	pt_strbuf_release(&path);
+	pt_strbuf_release(&tsv);
+	pt_strbuf_release(&text);
+	return ret;
+}
+
+/* Fit on the samples whose group is not excluded (exclude[g] != 0). */
+static int fit(const struct data *d, const char *exclude, int trees,
+	       struct pt_cost **out)
+{
+	struct pt_cost_fit_opts o = d->fit;
+	struct pt_error err = PT_ERROR_INIT;
+	double *terms = malloc(d->n * PT_TERM_COUNT * sizeof(*terms));
+	double *ms = malloc(d->n * sizeof(*ms));
+	int *group = malloc(d->n * sizeof(*group));
+	size_t i, n = 0;
+	int ret;
+
+	if (!terms || !ms || !group) {
+		free(terms), free(ms), free(group);
+		return fail("out of memory");
+	}
+	for (i = 0; i < d->n; i++) {
+		if (exclude[d->s[i].group])
+			continue;
+		memcpy(&terms[n * PT_TERM_COUNT], d->s[i].terms,
+		       sizeof(d->s[i].terms));
+		ms[n] = d->s[i].ms;
+		group[n++] = d->s[i].group;
+	}
+	o.trees = trees;
+	ret = pt_cost_fit(terms, ms, group, n, &o, out, &err);
+	free(terms), free(ms), free(group);
+	return ret ? fail("fitting the cost model: %s", err.msg) : 0;
+}
+
+static int is_example(const struct group *g)
+{
+	return strncmp(g->name, "rp:", 3) != 0;
+}
+
+/* Leave-one-example-out: for each example, fit without it and rank its
+ * samples; one TSV row each into `out` and a summary on stdout. */
+static int evaluate(const struct data *d, const char *exclude, int trees,
+		    FILE *out)
+{
+	char *ex = malloc((size_t)d->ng);
+	double *pred = malloc(d->n * sizeof(*pred));
+	double *predl = malloc(d->n * sizeof(*predl));
+	double *meas = malloc(d->n * sizeof(*meas));
+	double *sp = malloc((size_t)d->ng * sizeof(*sp));
+	int gi, ne = 0, ret = 1;
+
+	if (!ex || !pred || !predl || !meas || !sp) {
+		ret = fail("out of memory");
+		goto out;
+	}
+	fprintf(out, "example\tspearman\ttop1_regret\tschedules\theld_out\t"
+		"spearman_linear\ttop1_regret_linear\ttrain_samples\n");
+	for (gi = 0; gi < d->ng; gi++) {
+		struct pt_cost *c = NULL, *cl = NULL;
+		size_t i, n = 0, train = 0;
+		double s, r, sl, rl;
+		int k;
+
+		if (!is_example(&d->g[gi]) || d->g[gi].n < 2)
+			continue;
+		for (k = 0; k < d->ng; k++)
+			ex[k] = exclude[k] || k == gi;
+		if (fit(d, ex, trees, &c) || fit(d, ex, 0, &cl)) {
+			pt_cost_free(c);
+			goto out;
+		}
+		for (i = 0; i < d->n; i++) {
+			if (d->s[i].group != gi) {
+				train += !ex[d->s[i].group];
+				continue;
+			}
+			pred[n] = pt_cost_predict(c, d->s[i].terms);
+			predl[n] = pt_cost_predict(cl, d->s[i].terms);
+			meas[n++] = d->s[i].ms;
+		}
+		pt_cost_free(c);
+		pt_cost_free(cl);
+		s = pt_cost_spearman(pred, meas, n);
+		r = pt_cost_top1_regret(pred, meas, n);
+		sl = pt_cost_spearman(predl, meas, n);
+		rl = pt_cost_top1_regret(predl, meas, n);
+		fprintf(out, "%s\t%.3f\t%.3f\t%zu\tyes\t%.3f\t%.3f\t%zu\n",
+			d->g[gi].name, s, r, n, sl, rl, train);
+		printf("  %-18s %4zu schedules  spearman %6.3f (linear %6.3f)  top-1 regret %5.2fx (linear %5.2fx)\n",
+		       d->g[gi].name, n, s, sl, r, rl);
+		sp[ne++] = s;
+	}
+	if (ne) {
+		qsort(sp, (size_t)ne, sizeof(*sp), cmp_double);
+		printf("held-out examples: %d; spearman median %.3f, min %.3f\n",
+		       ne, ne % 2 ? sp[ne / 2] :
+		       0.5 * (sp[ne / 2 - 1] + sp[ne / 2]), sp[0]);
+	}
+	ret = 0;
+out:
+	free(ex), free(pred), free(predl), free(meas), free(sp);
+	return ret;
+}
+
+/* Every sample's group, runtime and terms, as TSV (for analysis). */
+static int dump_terms(const struct data *d, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	size_t i;
+	int k;
+
+	if (!f)
+		return fail("cannot write %s: %s", path, strerror(errno));
+	fprintf(f, "name\tms");
+	for (k = 0; k < PT_TERM_COUNT; k++)
+		fprintf(f, "\t%s", pt_term_name(k));
+	fputc('\n', f);
+	for (i = 0; i < d->n; i++) {
+		fprintf(f, "%s\t%.6g", d->g[d->s[i].group].name, d->s[i].ms);
+		for (k = 0; k < PT_TERM_COUNT; k++)
+			fprintf(f, "\t%.6g", d->s[i].terms[k]);
+		fputc('\n', f);
+	}
+	return fclose(f) ? fail("cannot write %s: %s", path,
+				strerror(errno)) : 0;
+}
+
+static int train_usage(void)
+{
+	fputs("usage: protune train [--data DIR]... [--hold-out NAME]... "
+	      "[--trees N] [--ridge X] [--weight-power P] [--eval TSV] [--out FILE]\n"
+	      "       [--dump TSV] [--no-verify]\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int cmd_train(int argc, char **argv)
+{
+	struct data d = { 0 };
+	struct pt_cost_fit_opts defaults = PT_COST_FIT_OPTS_INIT;
+	const char *dirs[64], *holds[256], *eval = NULL, *outp = NULL;
+	const char *dump = NULL;
+	int ndirs = 0, nholds = 0, trees = 100, verify = 1, i, ret = 1;
+	char *exclude = NULL;
+	struct pt_cost *c = NULL;
+
+	d.fit = defaults;
+	for (i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(o, "--no-verify")) {
+			verify = 0;
+			continue;
+		}
+		if (!v)
+			return train_usage();
+		i++;
+		if (!strcmp(o, "--data") && ndirs < 64)
+			dirs[ndirs++] = v;
+		else if (!strcmp(o, "--hold-out") && nholds < 256)
+			holds[nholds++] = v;
+		else if (!strcmp(o, "--eval"))
+			eval = v;
+		else if (!strcmp(o, "--out"))
+			outp = v;
+		else if (!strcmp(o, "--dump"))
+			dump = v;
+		else if (!strcmp(o, "--ridge") || !strcmp(o, "--weight-power")) {
+			char *end;
+			double x = strtod(v, &end);
+
+			if (*end || !(x >= 0) || x > 1e6)
+				return fail("%s: expected a number >= 0, got '%s'",
+					    o, v);
+			if (o[2] == 'r')
+				d.fit.ridge = x;
+			else
+				d.fit.weight_power = x;
+		} else if (!strcmp(o, "--trees")) {
+			char *end;
+			long t = strtol(v, &end, 10);
+
+			if (*end || t < 0 || t > 100000)
+				return fail("--trees: expected 0 to 100000, got '%s'",
+					    v);
+			trees = (int)t;
+		} else
+			return train_usage();
+	}
+	if (!ndirs)
+		return fail("train: no --data DIR given (see bench/samples.sh)");
+	git_libgit2_init();
+	for (i = 0; i < ndirs; i++)
+		if (load_dir(&d, dirs[i], verify))
+			goto out;
+	if (!(exclude = calloc((size_t)d.ng + 1, 1))) {
+		ret = fail("out of memory");
+		goto out;
+	}
+	for (i = 0; i < nholds; i++) {
+		int k, found = 0;
+
+		for (k = 0; k < d.ng; k++)
+			if (!strcmp(d.g[k].name, holds[i]))
+				exclude[k] = 1, found = 1;
+		if (!found) {
+			ret = fail("--hold-out %s: no samples of it", holds[i]);
+			goto out;
+		}
+	}
+	printf("%zu samples of %d pipelines (%zu failed to compile or run, not used)\n",
+	       d.n, d.ng, d.failed);
+	if (dump && dump_terms(&d, dump))
+		goto out;
+	if (eval) {
+		FILE *f = fopen(eval, "w");
+
+		if (!f) {
+			ret = fail("cannot write %s: %s", eval, strerror(errno));
+			goto out;
+		}
+		ret = evaluate(&d, exclude, trees, f);
+		if (fclose(f) && !ret)
+			ret = fail("cannot write %s: %s", eval, strerror(errno));
+		if (ret)
+			goto out;
+	}
+	if (outp) {
+		struct pt_strbuf text = PT_STRBUF_INIT;
+		FILE *f;
+		int k;
+
+		if (fit(&d, exclude, trees, &c))
+			goto out;
+		if (pt_cost_write(c, &text)) {
+			ret = fail("out of memory");
+			goto out;
+		}
+		f = fopen(outp, "w");
+		if (!f || fwrite(text.buf, 1, text.len, f) != text.len ||
+		    fclose(f)) {
+			ret = fail("cannot write %s: %s", outp, strerror(errno));
+			pt_strbuf_release(&text);
+			goto out;
+		}
+		pt_strbuf_release(&text);
+		printf("wrote %s: %d terms%s\n", outp, PT_TERM_COUNT,
+		       pt_cost_has_trees(c) ? " and trees" : "");
+		for (k = 0; k < PT_TERM_COUNT; k++)
+			printf("  %-14s %.4g\n", pt_term_name(k),
+			       pt_cost_coef(c)[k]);
+	}
+	ret = 0;
+out:
+	pt_cost_free(c);
+	free(exclude);
+	data_release(&d);
+	git_libgit2_shutdown();
+	return ret;
+}
+
+int pt_cmd_train_main(int argc, char **argv)
+{
+	if (argc < 1)
+		return -1;
+	if (!strcmp(argv[0], "train"))
+		return cmd_train(argc, argv);
+	return -1;
+}

@@ -1,0 +1,128 @@
+/* pt_cost.h: the cost model: a predicted runtime for a complete schedule,
+ * from its features (pt_features.h), for the machine it was trained on
+ * (doc/cost-model.md).
+ *
+ * Two layers, as issue 4 asks:
+ * - hand-designed terms (PT_TERM_*): per schedule, sums over its stages of
+ *   quantities whose cost scales with runtime (vector and scalar work,
+ *   loads, gathers, stores, memory traffic against the cache sizes,
+ *   allocations and page faults, task launches, loop and production
+ *   overheads), each divided by the parallel speedup the stage gets on the
+ *   model's cores where the work is spread over them. The linear layer
+ *   predicts runtime as sum_k coef[k] * term[k], coef >= 0, fitted to
+ *   measured runtimes by non-negative least squares on relative error.
+ * - optionally, boosted regression trees (pt_gbt.h, after Bergstra et al.
+ *   2012) on scale-free inputs derived from the terms (pt_cost_gbt_input),
+ *   predicting the log of measured over linear runtime, centred per
+ *   pipeline (so the trees learn what ranks schedules within a pipeline,
+ *   not the pipelines' scale). The prediction is then
+ *   linear * exp(trees).
+ *
+ * Text form ("protune-cost 1", doc/cost-model.md): the feature version it
+ * was fitted for, the coefficients by term name, the trees. A file fitted
+ * for another PT_FEAT_VERSION or naming an unknown term is refused.
+ *
+ * Ownership: a struct pt_cost is owned by its creator; free it with
+ * pt_cost_free(). It is immutable after creation and may be shared by
+ * threads. Errors: 0 or a negative PT_E* with the optional struct pt_error
+ * filled; parse errors are PT_EFORMAT with "NAME:LINE: ...". No I/O, no
+ * global state.
+ */
+#ifndef PROTUNE_PT_COST_H
+#define PROTUNE_PT_COST_H
+
+#include <stddef.h>
+
+#include "protune/pt_error.h"
+#include "protune/pt_features.h"
+#include "protune/pt_model.h"
+#include "protune/pt_strbuf.h"
+
+#define PT_COST_FORMAT_VERSION 1
+
+/* The hand-designed terms (doc/cost-model.md defines each). */
+enum pt_term {
+	PT_TERM_STAGES,       /* stages that are not inlined */
+	PT_TERM_VECTOR_OPS,   /* native vector operations */
+	PT_TERM_SCALAR_OPS,   /* scalar operations */
+	PT_TERM_CALLS,        /* calls (transcendentals...), per point */
+	PT_TERM_VECTOR_LOADS, /* dense vector loads */
+	PT_TERM_GATHERS,      /* scalar loads made to fill vectors */
+	PT_TERM_SCALAR_LOADS, /* loads of scalar code */
+	PT_TERM_STORES,       /* native vectors stored */
+	PT_TERM_LINES,        /* cache lines brought into productions */
+	PT_TERM_L2_LINES,     /* ... that miss a per-core L2 */
+	PT_TERM_LLC_LINES,    /* ... that miss the last level cache (not
+			       * divided by the parallel speedup: memory
+			       * bandwidth is shared) */
+	PT_TERM_ALLOCS,       /* allocations */
+	PT_TERM_PAGES,        /* pages of heap allocations touched afresh */
+	PT_TERM_TASKS,        /* parallel tasks launched */
+	PT_TERM_LOOPS,        /* innermost loops entered */
+	PT_TERM_PRODUCTIONS,  /* productions (bounds, loop set-up) */
+	PT_TERM_COUNT
+};
+
+/* The term's name ("vector_ops"), NULL out of range. */
+const char *pt_term_name(int term);
+
+/* The terms of one schedule from its feature rows (`rows`, m->nstages rows
+ * of PT_FEAT_COUNT, as pt_features_compute() wrote them with context fx)
+ * into terms[0..PT_TERM_COUNT-1]. */
+void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
+		   const double *rows, double *terms);
+
+/* The inputs of the trees for one schedule: PT_COST_GBT_DIMS doubles,
+ * scale-free (each term's share of the linear prediction, the logs of the
+ * terms relative to the linear prediction), from its terms and the linear
+ * coefficients `coef`. */
+#define PT_COST_GBT_DIMS (2 * PT_TERM_COUNT + 1)
+void pt_cost_gbt_input(const double *coef, const double *terms, double *x);
+
+struct pt_cost;
+
+/* Predicted runtime (arbitrary units, comparable within one model and
+ * machine; lower is faster) from a schedule's terms. */
+double pt_cost_predict(const struct pt_cost *c, const double *terms);
+/* The linear layer alone. */
+double pt_cost_linear(const struct pt_cost *c, const double *terms);
+
+/* Fitting. terms: n rows of PT_TERM_COUNT; ms: measured runtimes (> 0);
+ * group: the pipeline of each row (any ints; rows of one pipeline share
+ * one). trees: 0 for the linear layer only, else the trees' count (the
+ * other tree parameters are pt_gbt's defaults: depth 4, 10 rows a leaf,
+ * shrinkage 0.1). ridge: a small L2 penalty on the (column-scaled)
+ * coefficients, 0 for none. weight_power p: samples weigh
+ * 1 / (ms^p * g^(2-p)) in the linear fit, g the pipeline's geometric mean
+ * runtime (2: relative error; 0: error relative to the pipeline's typical
+ * runtime). PT_EINVAL for n == 0, a runtime <= 0 or a value that is not
+ * finite. */
+struct pt_cost_fit_opts {
+	int trees;
+	double ridge;
+	unsigned long long seed;
+	double weight_power;
+};
+#define PT_COST_FIT_OPTS_INIT { 100, 1e-6, 1, 1.0 }
+int pt_cost_fit(const double *terms, const double *ms, const int *group,
+		size_t n, const struct pt_cost_fit_opts *opts,
+		struct pt_cost **out, struct pt_error *err);
+
+/* The fitted coefficients (PT_TERM_COUNT) and whether it has trees. */
+const double *pt_cost_coef(const struct pt_cost *c);
+int pt_cost_has_trees(const struct pt_cost *c);
+
+/* Text form: append / parse (`name` prefixes messages). */
+int pt_cost_write(const struct pt_cost *c, struct pt_strbuf *out);
+int pt_cost_parse(const char *text, size_t len, const char *name,
+		  struct pt_cost **out, struct pt_error *err);
+void pt_cost_free(struct pt_cost *c);
+
+/* Ranking helpers for evaluation (n >= 2): Spearman's rank correlation of
+ * a and b (average ranks for ties; 0 when either is constant), and the
+ * top-1 regret: measured[argmin predicted] / min measured. */
+double pt_cost_spearman(const double *a, const double *b, size_t n);
+double pt_cost_top1_regret(const double *predicted, const double *measured,
+			   size_t n);
+
+#endif

@@ -1,0 +1,102 @@
+#!/bin/sh
+test_description='protune train: fitting and judging the cost model'
+. "$PT_SRCDIR/tests/lib/test-lib.sh"
+
+data=$PT_SRCDIR/tests/unit/data
+
+# A data directory like bench/samples.sh writes, for blur, unsharp and
+# harris (test-size models), with runtimes made up from the schedules'
+# terms (so that the fit has something to find): seeds 1..30 each.
+test_expect_success 'set up a data directory' '
+	mkdir -p d/models &&
+	for n in blur unsharp harris; do
+		cp "$data/$n.model" d/models/ || return 1
+	done &&
+	for n in blur unsharp harris; do
+		s=1
+		while [ $s -le 30 ]; do
+			protune space d/models/$n.model --seed $s >s.txt &&
+			id=$(git hash-object s.txt | cut -c1-16) &&
+			printf "%s\t%s\tok\t%s\t1\t1\t100\t%s\n" $n $s \
+				"$(( (s * 7919) % 97 + 10 ))" "$id" >>d/samples.tsv ||
+			return 1
+			s=$((s + 1))
+		done
+	done &&
+	test_line_count = 90 d/samples.tsv
+'
+
+test_expect_success 'train fits and writes a model protune can load' '
+	protune train --data d --out m.cost >out &&
+	test_grep "^90 samples of 3 pipelines" out &&
+	test_grep "^protune-cost 1" m.cost &&
+	test_grep "^term vector_ops " m.cost &&
+	test_grep "^gbt 1 " m.cost &&
+	PROTUNE_COST_MODEL=$PWD/m.cost protune space d/models/blur.model \
+		--bench 20 >bench &&
+	test_grep "featurized and costed too" bench
+'
+
+test_expect_success 'the linear layer alone has no trees' '
+	protune train --data d --trees 0 --out lin.cost >out &&
+	! grep "^gbt" lin.cost
+'
+
+test_expect_success 'eval: one row per held-out example' '
+	protune train --data d --eval e.tsv >out &&
+	head -n1 e.tsv >header &&
+	test_grep "^example	spearman	top1_regret	schedules	held_out" header &&
+	test_line_count = 4 e.tsv &&
+	grep "^blur	" e.tsv | cut -f4,5 >row &&
+	printf "30\tyes\n" >want &&
+	test_cmp want row &&
+	test_grep "held-out examples: 3; spearman median" out
+'
+
+test_expect_success 'ratio columns: runtimes from the reference' '
+	mkdir -p r/models && cp d/models/* r/models/ &&
+	awk -F"\t" -v OFS="\t" "{ print \$0, \$4 / 50, 50 + NR % 3 }" \
+		d/samples.tsv >r/samples.tsv &&
+	protune train --data r --trees 0 --dump r.tsv >out &&
+	sed -n 2p r.tsv | cut -f1,2 >got &&
+	sed -n 1p d/samples.tsv | awk -F"\t" "{ printf \"%s\t%.6g\n\", \$1, \$4 / 50 * 51 }" >want &&
+	test_cmp want got
+'
+
+test_expect_success 'a sample of a schedule the space no longer draws is refused' '
+	mkdir -p bad/models && cp d/models/* bad/models/ &&
+	sed "5s/	[0-9a-f]*\$/	0123456789abcdef/" d/samples.tsv >bad/samples.tsv &&
+	test_expect_code 1 protune train --data bad 2>err &&
+	test_grep "bad/samples.tsv:5: the schedule of blur seed 5 is not the one measured" err &&
+	protune train --data bad --no-verify >out
+'
+
+test_expect_success 'bad lines name the file and line' '
+	sed "7s/	ok	/	maybe	/" d/samples.tsv >bad/samples.tsv &&
+	test_expect_code 1 protune train --data bad 2>err &&
+	test_grep "bad/samples.tsv:7: expected .ok. and a runtime, or .fail." err &&
+	printf "blur\t1\tok\n" >bad/samples.tsv &&
+	test_expect_code 1 protune train --data bad 2>err &&
+	test_grep "bad/samples.tsv:1: expected 8 or 10 fields" err &&
+	printf "nosuch\t1\tok\t5\t1\t1\t1\tabc\n" >bad/samples.tsv &&
+	test_expect_code 1 protune train --data bad 2>err &&
+	test_grep "cannot read bad/models/nosuch.model" err
+'
+
+test_expect_success 'failed samples are counted, not trained on' '
+	{ cat d/samples.tsv &&
+	  printf "blur\t99\tfail\t-\t-\t-\t-\tx\n"; } >bad/samples.tsv &&
+	protune train --data bad --trees 0 >out &&
+	test_grep "^90 samples of 3 pipelines (1 failed" out
+'
+
+test_expect_success 'usage errors' '
+	test_expect_code 1 protune train 2>err &&
+	test_grep "no --data DIR" err &&
+	test_expect_code 2 protune train --data 2>err &&
+	test_expect_code 1 protune train --data d --trees -1 2>err &&
+	test_expect_code 1 protune train --data d --hold-out nosuch 2>err &&
+	test_grep "no samples of it" err
+'
+
+test_done

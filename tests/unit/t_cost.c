@@ -1,0 +1,326 @@
+/* t_cost.c: the cost model (tuner/pt_cost.c): the linear fit recovers
+ * known coefficients, never negative ones; the trees improve a fit the
+ * linear layer cannot make; the text form round-trips and bad files are
+ * refused with their line; ranking statistics; the terms of a real
+ * schedule respond to what the schedule does. */
+#include "pt_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protune/pt_cost.h"
+#include "protune/pt_features.h"
+#include "protune/pt_model.h"
+#include "protune/pt_sched.h"
+#include "protune/pt_space.h"
+
+static uint64_t rnd_state;
+
+static double rnd(void)
+{
+	return (double)(pt_space_rand(&rnd_state) >> 11) / 9007199254740992.0;
+}
+
+/* Rows of terms with runtime = sum coef*term exactly. */
+static void make_rows(size_t n, const double *coef, double *terms,
+		      double *ms, int *group)
+{
+	size_t i;
+	int k;
+
+	rnd_state = 42;
+	for (i = 0; i < n; i++) {
+		ms[i] = 0;
+		for (k = 0; k < PT_TERM_COUNT; k++) {
+			terms[i * PT_TERM_COUNT + k] = 1000 * rnd();
+			ms[i] += coef[k] * terms[i * PT_TERM_COUNT + k];
+		}
+		group[i] = (int)(i % 7);
+	}
+}
+
+PT_TEST(linear_recovers)
+{
+	enum { N = 400 };
+	static double terms[N * PT_TERM_COUNT], ms[N];
+	static int group[N];
+	double coef[PT_TERM_COUNT] = { 0 };
+	struct pt_cost_fit_opts o = PT_COST_FIT_OPTS_INIT;
+	struct pt_cost *c = NULL;
+	int k;
+
+	coef[PT_TERM_VECTOR_OPS] = 2e-3;
+	coef[PT_TERM_LINES] = 5e-2;
+	coef[PT_TERM_TASKS] = 1.0;
+	make_rows(N, coef, terms, ms, group);
+	o.trees = 0;
+	o.ridge = 0;
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &c, NULL), 0);
+	PT_CHECK(!pt_cost_has_trees(c));
+	for (k = 0; k < PT_TERM_COUNT; k++) {
+		PT_CHECK(pt_cost_coef(c)[k] >= 0);
+		PT_CHECK(fabs(pt_cost_coef(c)[k] - coef[k]) <=
+		      1e-6 * (coef[k] + 1e-3));
+	}
+	pt_cost_free(c);
+}
+
+/* Runtime that grows with a term the fit may only weigh positively, and
+ * falls with another: the second gets 0, not a negative weight. */
+PT_TEST(linear_nonnegative)
+{
+	enum { N = 300 };
+	static double terms[N * PT_TERM_COUNT], ms[N];
+	static int group[N];
+	double coef[PT_TERM_COUNT] = { 0 };
+	struct pt_cost_fit_opts o = PT_COST_FIT_OPTS_INIT;
+	struct pt_cost *c = NULL;
+	size_t i;
+	int k;
+
+	coef[PT_TERM_STORES] = 1;
+	make_rows(N, coef, terms, ms, group);
+	for (i = 0; i < N; i++)
+		ms[i] += 5000 - 3 * terms[i * PT_TERM_COUNT + PT_TERM_ALLOCS];
+	o.trees = 0;
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &c, NULL), 0);
+	for (k = 0; k < PT_TERM_COUNT; k++)
+		PT_CHECK(pt_cost_coef(c)[k] >= 0);
+	PT_CHECK(pt_cost_coef(c)[PT_TERM_ALLOCS] == 0);
+	PT_CHECK(pt_cost_coef(c)[PT_TERM_STORES] > 0);
+	pt_cost_free(c);
+}
+
+PT_TEST(fit_rejects)
+{
+	double terms[2 * PT_TERM_COUNT] = { 0 }, ms[2] = { 1, 0 };
+	int group[2] = { 0, 0 };
+	struct pt_cost *c = (struct pt_cost *)1;
+	struct pt_error err = PT_ERROR_INIT;
+
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, 0, NULL, &c, &err), PT_EINVAL);
+	PT_CHECK(c == NULL);
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, 2, NULL, &c, &err), PT_EINVAL);
+	PT_CHECK(strstr(err.msg, "sample 1") != NULL);
+	ms[1] = 1;
+	terms[PT_TERM_COUNT + 3] = NAN;
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, 2, NULL, &c, &err), PT_EINVAL);
+	PT_CHECK(strstr(err.msg, pt_term_name(3)) != NULL);
+}
+
+/* A runtime with a factor the weighted sum cannot express (it doubles when
+ * tasks outnumber stages): the trees must rank better than the linear
+ * layer alone, within each group. */
+PT_TEST(trees_help)
+{
+	enum { N = 1200, G = 6 };
+	static double terms[N * PT_TERM_COUNT], ms[N];
+	static int group[N];
+	static double pl[N], pt[N], meas[N];
+	double coef[PT_TERM_COUNT] = { 0 }, sl = 0, st = 0;
+	struct pt_cost_fit_opts o = PT_COST_FIT_OPTS_INIT;
+	struct pt_cost *lin = NULL, *tr = NULL;
+	size_t i;
+	int g;
+
+	coef[PT_TERM_VECTOR_OPS] = 1;
+	coef[PT_TERM_LINES] = 1;
+	make_rows(N, coef, terms, ms, group);
+	for (i = 0; i < N; i++) {
+		group[i] = (int)(i % G);
+		if (terms[i * PT_TERM_COUNT + PT_TERM_TASKS] >
+		    terms[i * PT_TERM_COUNT + PT_TERM_STAGES])
+			ms[i] *= 3;
+	}
+	o.trees = 0;
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &lin, NULL), 0);
+	o.trees = 100;
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &tr, NULL), 0);
+	PT_CHECK(pt_cost_has_trees(tr));
+	for (g = 0; g < G; g++) {
+		size_t n = 0;
+
+		for (i = 0; i < N; i++) {
+			if (group[i] != g)
+				continue;
+			pl[n] = pt_cost_predict(lin, &terms[i * PT_TERM_COUNT]);
+			pt[n] = pt_cost_predict(tr, &terms[i * PT_TERM_COUNT]);
+			meas[n++] = ms[i];
+		}
+		sl += pt_cost_spearman(pl, meas, n) / G;
+		st += pt_cost_spearman(pt, meas, n) / G;
+	}
+	PT_CHECK(st > sl + 0.05);
+	PT_CHECK(st > 0.9);
+	pt_cost_free(lin);
+	pt_cost_free(tr);
+}
+
+static int same_text(const struct pt_cost *c)
+{
+	struct pt_strbuf a = PT_STRBUF_INIT, b = PT_STRBUF_INIT;
+	struct pt_cost *d = NULL;
+	int ok;
+
+	ok = !pt_cost_write(c, &a) &&
+	     !pt_cost_parse(a.buf, a.len, "a.cost", &d, NULL) &&
+	     !pt_cost_write(d, &b) && a.len == b.len &&
+	     !memcmp(a.buf, b.buf, a.len);
+	pt_cost_free(d);
+	pt_strbuf_release(&a);
+	pt_strbuf_release(&b);
+	return ok;
+}
+
+PT_TEST(text_round_trip)
+{
+	enum { N = 200 };
+	static double terms[N * PT_TERM_COUNT], ms[N];
+	static int group[N];
+	double coef[PT_TERM_COUNT] = { 0 };
+	struct pt_cost_fit_opts o = PT_COST_FIT_OPTS_INIT;
+	struct pt_cost *c = NULL;
+
+	coef[PT_TERM_PAGES] = 0.1;
+	coef[PT_TERM_SCALAR_OPS] = 0.01;
+	make_rows(N, coef, terms, ms, group);
+	o.trees = 0;
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &c, NULL), 0);
+	PT_CHECK(same_text(c));
+	pt_cost_free(c);
+	o.trees = 20;
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &c, NULL), 0);
+	PT_CHECK(same_text(c));
+	pt_cost_free(c);
+}
+
+static void refused(const char *text, const char *want)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_cost *c = (struct pt_cost *)1;
+
+	PT_CHECK_INT(pt_cost_parse(text, strlen(text), "w.cost", &c, &err),
+		  PT_EFORMAT);
+	PT_CHECK(c == NULL);
+	if (!PT_CHECK(strstr(err.msg, want) != NULL))
+		fprintf(stderr, "# message: %s\n# wanted: %s\n", err.msg,
+			want);
+}
+
+PT_TEST(parse_errors)
+{
+	struct pt_strbuf good = PT_STRBUF_INIT, bad = PT_STRBUF_INIT;
+	char *p;
+	int k;
+
+	pt_strbuf_addf(&good, "protune-cost 1\nfeatures %d\n",
+		       PT_FEAT_VERSION);
+	for (k = 0; k < PT_TERM_COUNT; k++)
+		pt_strbuf_addf(&good, "term %s 0.5\n", pt_term_name(k));
+	{
+		struct pt_cost *c = NULL;
+
+		PT_CHECK_INT(pt_cost_parse(good.buf, good.len, "w.cost", &c,
+					NULL), 0);
+		PT_CHECK(c && pt_cost_coef(c)[3] == 0.5);
+		pt_cost_free(c);
+	}
+	refused("", "w.cost");
+	refused("protune-cost 2\n", "w.cost:1: cost model format 2");
+	refused("protune-cost 1\nfeatures 999\n",
+		"w.cost:2: fitted to features version 999");
+	/* A term out of order, a negative and a non-finite weight. */
+	pt_strbuf_addstr(&bad, good.buf);
+	p = strstr(bad.buf, "term vector_ops");
+	memcpy(p, "term vector_opz", 15);
+	refused(bad.buf, "w.cost:4: unexpected 'vector_opz' (expected 'vector_ops')");
+	pt_strbuf_reset(&bad);
+	pt_strbuf_addstr(&bad, good.buf);
+	p = strstr(bad.buf, "term calls 0.5");
+	memcpy(p, "term calls -.5", 14);
+	refused(bad.buf, "w.cost:6: bad coefficient '-.5'");
+	pt_strbuf_reset(&bad);
+	pt_strbuf_addstr(&bad, good.buf);
+	p = strstr(bad.buf, "term calls 0.5");
+	memcpy(p, "term calls inf", 14);
+	refused(bad.buf, "w.cost:6: bad coefficient 'inf'");
+	pt_strbuf_reset(&bad);
+	pt_strbuf_addstr(&bad, good.buf);
+	pt_strbuf_addstr(&bad, "junk\n");
+	refused(bad.buf, "w.cost:19:");
+	pt_strbuf_release(&good);
+	pt_strbuf_release(&bad);
+}
+
+PT_TEST(ranking_statistics)
+{
+	double a[5] = { 1, 2, 3, 4, 5 }, b[5] = { 10, 20, 30, 40, 50 };
+	double r[5] = { 5, 4, 3, 2, 1 }, t[5] = { 1, 1, 2, 2, 3 };
+	double p[4] = { 3, 1, 2, 4 }, m[4] = { 1, 4, 2, 3 };
+
+	PT_CHECK(fabs(pt_cost_spearman(a, b, 5) - 1) < 1e-12);
+	PT_CHECK(fabs(pt_cost_spearman(a, r, 5) + 1) < 1e-12);
+	/* ties: ranks 1.5 1.5 3.5 3.5 5 against 1..5 */
+	PT_CHECK(fabs(pt_cost_spearman(t, a, 5) - 0.9486832980505138) < 1e-9);
+	PT_CHECK(pt_cost_spearman(a, (double[]){ 1, 1, 1, 1, 1 }, 5) == 0);
+	/* the model picks index 1 (measured 4), the best measured is 1 */
+	PT_CHECK(pt_cost_top1_regret(p, m, 4) == 4);
+	PT_CHECK(pt_cost_top1_regret(m, m, 4) == 1);
+}
+
+/* The terms of real schedules of an example: vectorizing and
+ * parallelizing the output of blur lowers the work per core. */
+PT_TEST(terms_respond)
+{
+	struct pt_model *m = NULL;
+	struct pt_features *fx = NULL;
+	struct pt_sched *s1 = NULL, *s2 = NULL;
+	double *rows, t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
+	const char *base =
+		"protune-schedule 1\nkey %s\nfunc f0 root\nfunc f1 root\n"
+		"func f2 root\n";
+	const char *fast =
+		"protune-schedule 1\nkey %s\nfunc f0 root\nfunc f1 root\n"
+		"func f2 root\n  stage 0\n    split v0 v0o v0i 16 guard\n"
+		"    parallel v1\n    vectorize v0i\n";
+	char hex[33], buf[512];
+
+	m = pt_test_example("blur");
+	PT_REQUIRE(m);
+	pt_hash_hex(m->key, hex);
+	PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0);
+	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
+	snprintf(buf, sizeof(buf), base, hex);
+	PT_CHECK_INT(pt_sched_parse(buf, strlen(buf), "a", &s1, NULL), 0);
+	snprintf(buf, sizeof(buf), fast, hex);
+	PT_CHECK_INT(pt_sched_parse(buf, strlen(buf), "b", &s2, NULL), 0);
+	PT_CHECK_INT(pt_sched_check(m, s1, NULL), 0);
+	PT_CHECK_INT(pt_sched_check(m, s2, NULL), 0);
+	PT_CHECK_INT(pt_features_compute(fx, s1, rows, NULL), 0);
+	pt_cost_terms(m, fx, rows, t1);
+	PT_CHECK_INT(pt_features_compute(fx, s2, rows, NULL), 0);
+	pt_cost_terms(m, fx, rows, t2);
+	PT_CHECK(t1[PT_TERM_STAGES] == 3 && t2[PT_TERM_STAGES] == 3);
+	PT_CHECK(t1[PT_TERM_VECTOR_OPS] == 0 && t2[PT_TERM_VECTOR_OPS] > 0);
+	PT_CHECK(t2[PT_TERM_SCALAR_OPS] < t1[PT_TERM_SCALAR_OPS]);
+	PT_CHECK(t1[PT_TERM_TASKS] == 0 && t2[PT_TERM_TASKS] > 0);
+	PT_CHECK(t2[PT_TERM_LINES] < t1[PT_TERM_LINES]);
+	free(rows);
+	pt_sched_free(s1);
+	pt_sched_free(s2);
+	pt_features_free(fx);
+	pt_model_free(m);
+}
+
+PT_SUITE(cost,
+	 { "linear layer recovers known coefficients", linear_recovers },
+	 { "linear layer never weighs a term negatively",
+	   linear_nonnegative },
+	 { "fit rejects bad samples", fit_rejects },
+	 { "trees rank better where the sum cannot", trees_help },
+	 { "text round trip", text_round_trip },
+	 { "parse errors name the line", parse_errors },
+	 { "spearman and top-1 regret", ranking_statistics },
+	 { "terms of blur respond to the schedule", terms_respond });
