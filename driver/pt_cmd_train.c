@@ -490,8 +490,9 @@ static int dump_terms(const struct data *d, const char *path)
 static int train_usage(void)
 {
 	fputs("usage: protune train [--data DIR]... [--hold-out NAME]... "
-	      "[--trees N] [--ridge X] [--weight-power P] [--eval TSV] [--out FILE]\n"
-	      "       [--dump TSV] [--no-verify]\n", stderr);
+	      "[--trees N] [--ridge X] [--weight-power P] [--drop TERM]...\n"
+	      "       [--eval TSV] [--out FILE]"
+	      " [--dump TSV] [--no-verify]\n", stderr);
 	return EXIT_USAGE;
 }
 
@@ -499,9 +500,11 @@ static int cmd_train(int argc, char **argv)
 {
 	struct data d = { 0 };
 	struct pt_cost_fit_opts defaults = PT_COST_FIT_OPTS_INIT;
+	char drop[PT_TERM_COUNT] = { 0 };
+	size_t si;
 	const char *dirs[64], *holds[256], *eval = NULL, *outp = NULL;
 	const char *dump = NULL;
-	int ndirs = 0, nholds = 0, trees = 100, verify = 1, i, ret = 1;
+	int ndirs = 0, nholds = 0, trees = -1, verify = 1, i, ret = 1;
 	char *exclude = NULL;
 	struct pt_cost *c = NULL;
 
@@ -526,7 +529,16 @@ static int cmd_train(int argc, char **argv)
 			outp = v;
 		else if (!strcmp(o, "--dump"))
 			dump = v;
-		else if (!strcmp(o, "--ridge") || !strcmp(o, "--weight-power")) {
+		else if (!strcmp(o, "--drop")) {
+			int k;
+
+			for (k = 0; k < PT_TERM_COUNT; k++)
+				if (!strcmp(v, pt_term_name(k)))
+					break;
+			if (k == PT_TERM_COUNT)
+				return fail("--drop: no term '%s'", v);
+			drop[k] = 1;
+		} else if (!strcmp(o, "--ridge") || !strcmp(o, "--weight-power")) {
 			char *end;
 			double x = strtod(v, &end);
 
@@ -550,10 +562,17 @@ static int cmd_train(int argc, char **argv)
 	}
 	if (!ndirs)
 		return fail("train: no --data DIR given (see bench/samples.sh)");
+	if (trees < 0)
+		trees = d.fit.trees;
 	git_libgit2_init();
 	for (i = 0; i < ndirs; i++)
 		if (load_dir(&d, dirs[i], verify))
 			goto out;
+	/* Ablation: a dropped term is 0 in every sample. */
+	for (si = 0; si < d.n; si++)
+		for (i = 0; i < PT_TERM_COUNT; i++)
+			if (drop[i])
+				d.s[si].terms[i] = 0;
 	if (!(exclude = calloc((size_t)d.ng + 1, 1))) {
 		ret = fail("out of memory");
 		goto out;

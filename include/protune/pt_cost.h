@@ -91,7 +91,8 @@ double pt_cost_linear(const struct pt_cost *c, const double *terms);
  * group: the pipeline of each row (any ints; rows of one pipeline share
  * one). trees: 0 for the linear layer only, else the trees' count (the
  * other tree parameters are pt_gbt's defaults: depth 4, 10 rows a leaf,
- * shrinkage 0.1). ridge: a small L2 penalty on the (column-scaled)
+ * shrinkage 0.1; the default count, 30, ranked held-out examples best in
+ * doc/cost-model.md's comparison). ridge: a small L2 penalty on the (column-scaled)
  * coefficients, 0 for none. weight_power p: samples weigh
  * 1 / (ms^p * g^(2-p)) in the linear fit, g the pipeline's geometric mean
  * runtime (2: relative error; 0: error relative to the pipeline's typical
@@ -103,7 +104,7 @@ struct pt_cost_fit_opts {
 	unsigned long long seed;
 	double weight_power;
 };
-#define PT_COST_FIT_OPTS_INIT { 100, 1e-6, 1, 1.0 }
+#define PT_COST_FIT_OPTS_INIT { 30, 1e-6, 1, 0.0 }
 int pt_cost_fit(const double *terms, const double *ms, const int *group,
 		size_t n, const struct pt_cost_fit_opts *opts,
 		struct pt_cost **out, struct pt_error *err);
