@@ -12,6 +12,7 @@
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
  */
+#include "pt_cli.h"
 #include "config.h"
 #include "protune/pt_error.h"
 #include "protune/pt_measure.h"
@@ -115,24 +116,6 @@ static void usage(FILE *f)
 	      "A FILE of '-' is standard input. See protune(1).\n", f);
 }
 
-static int fail(const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 1, 2)))
-#endif
-	;
-
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("protune: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
-
 static int usage_error(const struct command *c, const char *fmt,
 		       const char *arg)
 {
@@ -142,22 +125,6 @@ static int usage_error(const struct command *c, const char *fmt,
 	if (c)
 		fprintf(stderr, "usage: protune %s\n", c->usage);
 	return EXIT_USAGE;
-}
-
-static int read_input(const char *path, struct pt_strbuf *out)
-{
-	struct pt_error err = PT_ERROR_INIT;
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
-	int ret;
-
-	if (fd < 0)
-		return fail("cannot read %s: %s", path, strerror(errno));
-	ret = pt_spawn_read_fd(fd, out, &err);
-	if (fd)
-		close(fd);
-	if (ret)
-		return fail("cannot read %s: %s", path, err.msg);
-	return 0;
 }
 
 static const char *display_name(const char *path)
@@ -173,16 +140,16 @@ static int load_model(const char *path, struct pt_model **m)
 	int ret;
 
 	*m = NULL;
-	if (read_input(path, &text))
+	if (pt_cli_read(path, &text))
 		return 1;
 	ret = pt_model_parse(text.buf, text.len, display_name(path), m, &err);
 	pt_strbuf_release(&text);
 	if (ret)
-		return fail("%s", err.msg);
+		return pt_cli_fail("%s", err.msg);
 	if (pt_model_hash(*m)) {
 		pt_model_free(*m);
 		*m = NULL;
-		return fail("%s: cannot hash the model", display_name(path));
+		return pt_cli_fail("%s: cannot hash the model", display_name(path));
 	}
 	return 0;
 }
@@ -195,7 +162,7 @@ static int load_sched(const char *path, struct pt_sched **s,
 	int ret;
 
 	*s = NULL;
-	if (read_input(path, &text))
+	if (pt_cli_read(path, &text))
 		return 1;
 	ret = pt_sched_parse(text.buf, text.len, display_name(path), s, &err);
 	if (!ret && keep_text)
@@ -203,14 +170,14 @@ static int load_sched(const char *path, struct pt_sched **s,
 	else
 		pt_strbuf_release(&text);
 	if (ret)
-		return fail("%s", err.msg);
+		return pt_cli_fail("%s", err.msg);
 	return 0;
 }
 
 static int write_out(const struct pt_strbuf *sb)
 {
 	if (fwrite(sb->buf, 1, sb->len, stdout) != sb->len || fflush(stdout))
-		return fail("cannot write the output: %s", strerror(errno));
+		return pt_cli_fail("cannot write the output: %s", strerror(errno));
 	return 0;
 }
 
@@ -226,7 +193,7 @@ static int load_pair(const struct args *a, struct pt_model **m,
 	if (load_sched(a->pos[1], s, text))
 		return 1;
 	if (check && pt_sched_check(*m, *s, &err))
-		return fail("%s does not fit %s: %s", display_name(a->pos[1]),
+		return pt_cli_fail("%s does not fit %s: %s", display_name(a->pos[1]),
 			    display_name(a->pos[0]), err.msg);
 	return 0;
 }
@@ -242,7 +209,7 @@ static int cmd_model(const struct args *a)
 	if (load_model(a->pos[0], &m))
 		return 1;
 	ret = pt_model_print(m, PT_MODEL_PRINT_LABELS, &out) ?
-		fail("out of memory") : write_out(&out);
+		pt_cli_fail("out of memory") : write_out(&out);
 	pt_strbuf_release(&out);
 	pt_model_free(m);
 	return ret;
@@ -271,7 +238,7 @@ static int cmd_key(const struct args *a)
 				   label ? label : ""))
 			ret = 1;
 	}
-	ret = ret ? fail("out of memory") : write_out(&out);
+	ret = ret ? pt_cli_fail("out of memory") : write_out(&out);
 	pt_strbuf_release(&out);
 	pt_model_free(m);
 	return ret;
@@ -293,7 +260,7 @@ static int print_sched(const struct pt_sched *s)
 	struct pt_strbuf out = PT_STRBUF_INIT;
 	int ret;
 
-	ret = pt_sched_print(s, &out) ? fail("out of memory") : write_out(&out);
+	ret = pt_sched_print(s, &out) ? pt_cli_fail("out of memory") : write_out(&out);
 	pt_strbuf_release(&out);
 	return ret;
 }
@@ -307,7 +274,7 @@ static int cmd_baseline(const struct args *a)
 	if (load_model(a->pos[0], &m))
 		return 1;
 	s = pt_sched_baseline(m);
-	ret = s ? print_sched(s) : fail("out of memory");
+	ret = s ? print_sched(s) : pt_cli_fail("out of memory");
 	pt_sched_free(s);
 	pt_model_free(m);
 	return ret;
@@ -322,7 +289,7 @@ static int cmd_random(const struct args *a)
 	if (load_model(a->pos[0], &m))
 		return 1;
 	s = pt_randsched(m, a->seed);
-	ret = s ? print_sched(s) : fail("out of memory");
+	ret = s ? print_sched(s) : pt_cli_fail("out of memory");
 	pt_sched_free(s);
 	pt_model_free(m);
 	return ret;
@@ -343,16 +310,16 @@ static int space_children(const struct pt_model *m, const struct pt_space *sp,
 	while (!pt_space_next(sp, st, &f, &stage, &what)) {
 		n = pt_space_children(sp, st, w, NULL, NULL);
 		if (n < 0)
-			return fail("counting children: %s", pt_strerror(n));
+			return pt_cli_fail("counting children: %s", pt_strerror(n));
 		printf("depth %d: f%d (%s) stage %d %s: %d children\n",
 		       pt_space_depth(sp, st), f,
 		       m->funcs[f].label ? m->funcs[f].label : "?", stage,
 		       decision_word[what], n);
 		if ((ret = pt_space_random_child(sp, st, w, rng, st)))
-			return fail("drawing a child: %s", pt_strerror(ret));
+			return pt_cli_fail("drawing a child: %s", pt_strerror(ret));
 	}
 	printf("complete at depth %d\n", pt_space_depth(sp, st));
-	return fflush(stdout) ? fail("cannot write the output: %s",
+	return fflush(stdout) ? pt_cli_fail("cannot write the output: %s",
 				     strerror(errno)) : 0;
 }
 
@@ -373,7 +340,7 @@ static struct pt_cost *bench_cost_model(void)
 
 	if (pt_drv_cost_model_path(&path, &err))
 		fprintf(stderr, "protune: no costing: %s\n", err.msg);
-	else if (!read_input(path.buf, &text) &&
+	else if (!pt_cli_read(path.buf, &text) &&
 		 pt_cost_parse(text.buf, text.len, path.buf, &c, &err))
 		fprintf(stderr, "protune: %s\n", err.msg);
 	pt_strbuf_release(&path);
@@ -430,7 +397,7 @@ out:
 	pt_features_free(fx);
 	pt_cost_free(cost);
 	if (ret)
-		return fail("%s", pt_strerror(ret));
+		return pt_cli_fail("%s", pt_strerror(ret));
 	printf("%d random complete states (%.1f decisions each, %zu bytes): "
 	       "%.0f states/s, %.1f us each; with the schedule: %.0f "
 	       "states/s, %.1f us each", a->bench, depth / a->bench,
@@ -441,7 +408,7 @@ out:
 		printf("; featurized and costed too: %.0f states/s, %.1f us each",
 		       a->bench / (t[3] - t[2]), 1e6 * (t[3] - t[2]) / a->bench);
 	printf("%s\n", sink < 0 ? " (negative cost?)" : "");
-	return fflush(stdout) ? fail("cannot write the output: %s",
+	return fflush(stdout) ? pt_cli_fail("cannot write the output: %s",
 				     strerror(errno)) : 0;
 }
 
@@ -459,13 +426,13 @@ static int cmd_space(const struct args *a)
 	if (load_model(a->pos[0], &m))
 		return 1;
 	if (pt_space_new(m, NULL, &sp, &err)) {
-		ret = fail("%s: %s", display_name(a->pos[0]), err.msg);
+		ret = pt_cli_fail("%s: %s", display_name(a->pos[0]), err.msg);
 		goto out;
 	}
 	w = pt_space_work_new(sp);
 	st = pt_space_state_new(sp);
 	if (!w || !st || pt_space_root(sp, w, st)) {
-		ret = fail("out of memory");
+		ret = pt_cli_fail("out of memory");
 		goto out;
 	}
 	if (a->children) {
@@ -480,12 +447,12 @@ static int cmd_space(const struct args *a)
 	    (ret = pt_space_sched(sp, st, &s)) ||
 	    (ret = pt_strvec_pushf(&s->meta, "seed=%llu",
 				   (unsigned long long)a->seed))) {
-		ret = fail("%s", pt_strerror(ret));
+		ret = pt_cli_fail("%s", pt_strerror(ret));
 		goto out;
 	}
 	if (pt_sched_check(m, s, &err)) {
 		/* A bug in the space: say so rather than print it. */
-		ret = fail("the space gave an illegal schedule: %s", err.msg);
+		ret = pt_cli_fail("the space gave an illegal schedule: %s", err.msg);
 		goto out;
 	}
 	ret = print_sched(s);
@@ -506,7 +473,7 @@ static int cmd_cpp(const struct args *a)
 	int ret = load_pair(a, &m, &s, NULL, 1);
 
 	if (!ret)
-		ret = pt_sched_to_cpp(m, s, &out) ? fail("out of memory") :
+		ret = pt_sched_to_cpp(m, s, &out) ? pt_cli_fail("out of memory") :
 			write_out(&out);
 	pt_strbuf_release(&out);
 	pt_sched_free(s);
@@ -530,8 +497,8 @@ static int cache_dir(const struct args *a, struct pt_strbuf *out)
 	else if ((v = getenv("HOME")) && *v)
 		ret = pt_strbuf_addf(out, "%s/.cache/protune", v);
 	else
-		return fail("no cache directory: set PROTUNE_CACHE_DIR or HOME");
-	return ret ? fail("out of memory") : 0;
+		return pt_cli_fail("no cache directory: set PROTUNE_CACHE_DIR or HOME");
+	return ret ? pt_cli_fail("out of memory") : 0;
 }
 
 /* --plugin, else $PROTUNE_PLUGIN, else ../lib/libprotune_halide.so next to
@@ -541,9 +508,9 @@ static int plugin_path(const struct args *a, struct pt_strbuf *out)
 	struct pt_error err = PT_ERROR_INIT;
 
 	if (a->plugin)
-		return pt_strbuf_addstr(out, a->plugin) ? fail("out of memory") : 0;
+		return pt_strbuf_addstr(out, a->plugin) ? pt_cli_fail("out of memory") : 0;
 	if (pt_drv_plugin_path(out, &err))
-		return fail("%s", err.msg);
+		return pt_cli_fail("%s", err.msg);
 	return 0;
 }
 
@@ -562,7 +529,7 @@ static int cmd_measure(const struct args *a)
 	if (!ret)
 		ret = cache_dir(a, &cache) || plugin_path(a, &plugin);
 	if (!ret && pt_strbuf_addstr(&lock, PT_DRV_BENCH_LOCK))
-		ret = fail("out of memory");
+		ret = pt_cli_fail("out of memory");
 	if (ret)
 		goto out;
 	memset(&o, 0, sizeof(o));
@@ -575,7 +542,7 @@ static int cmd_measure(const struct args *a)
 	o.cxx = getenv("PROTUNE_CXX");
 	o.reference = a->reference;
 	if (pt_measure(m, text.buf, &o, &r, &err)) {
-		ret = fail("measuring %s: %s", display_name(a->pos[1]),
+		ret = pt_cli_fail("measuring %s: %s", display_name(a->pos[1]),
 			   err.msg);
 		if (a->keep && r.dir[0])
 			fprintf(stderr, "protune: kept %s\n", r.dir);
@@ -587,7 +554,7 @@ static int cmd_measure(const struct args *a)
 		printf(" %.6g %.6g", r.ratio, r.ref_median_ms);
 	putchar('\n');
 	if (fflush(stdout))
-		ret = fail("cannot write the output: %s", strerror(errno));
+		ret = pt_cli_fail("cannot write the output: %s", strerror(errno));
 	if (a->verbose)
 		fprintf(stderr,
 			"protune: %s: median %.6g ms per iteration (min %.6g, max %.6g) over %d runs; compiled in %.0f ms\n",

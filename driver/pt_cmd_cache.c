@@ -4,6 +4,7 @@
  * besides its own. Exit status: 0, 1 failure, 2 usage error.
  */
 #define _DEFAULT_SOURCE /* strptime-free; mkdtemp */
+#include "pt_cli.h"
 #include "pt_cmd_cache.h"
 
 #include "config.h"
@@ -34,24 +35,6 @@ struct ctx {
 	struct pt_store *store;
 };
 
-static int fail(const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 1, 2)))
-#endif
-	;
-
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(NAME ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
-
 static int usage_fail(const char *usage, const char *fmt, const char *arg)
 {
 	fputs(NAME ": ", stderr);
@@ -75,7 +58,7 @@ static int need_cache(struct ctx *c, int readonly, int must)
 	if (ret == PT_ENOTFOUND && !must)
 		return 0;
 	if (ret)
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	return 0;
 }
 
@@ -86,14 +69,14 @@ static int need_store(struct ctx *c, int must)
 	int ret;
 
 	if (!c->cfg.store_dir)
-		return must ? fail("the store is off (store_dir=off)") : 0;
+		return must ? pt_cli_fail("the store is off (store_dir=off)") : 0;
 	memset(&o, 0, sizeof(o));
 	o.dir = c->cfg.store_dir;
 	ret = pt_store_open(&o, &c->store, &e);
 	if (ret == PT_ENOTFOUND && !must)
 		return 0;
 	if (ret)
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	return 0;
 }
 
@@ -126,9 +109,9 @@ static int cmd_config(struct ctx *c)
 		return usage_fail("config [--SETTING=VALUE...]",
 				  "unexpected argument '%s'", c->args.v[0]);
 	if (pt_config_print(&c->cfg, &out))
-		return fail("out of memory");
+		return pt_cli_fail("out of memory");
 	if (fwrite(out.buf, 1, out.len, stdout) != out.len)
-		ret = fail("cannot write the output");
+		ret = pt_cli_fail("cannot write the output");
 	pt_strbuf_release(&out);
 	return ret;
 }
@@ -164,7 +147,7 @@ static int cmd_stats(struct ctx *c)
 	printf("cache directory  %s\n", c->cfg.cache_dir);
 	if (c->cache) {
 		if (pt_cache_info(c->cache, &info, &e))
-			return fail("%s", e.msg);
+			return pt_cli_fail("%s", e.msg);
 		printf("entries          %llu (%llu bytes; limit %llu)\n",
 		       (unsigned long long)info.entries,
 		       (unsigned long long)info.entry_bytes,
@@ -179,7 +162,7 @@ static int cmd_stats(struct ctx *c)
 	}
 	if (c->store) {
 		if (pt_store_each(c->store, count_store, &nfiles, &e))
-			return fail("%s", e.msg);
+			return pt_cli_fail("%s", e.msg);
 		printf("store            %s (%ld schedules)\n",
 		       pt_store_dir(c->store), nfiles);
 	} else {
@@ -188,7 +171,7 @@ static int cmd_stats(struct ctx *c)
 	if (c->cache) {
 		printf("counters\n");
 		if (pt_cache_stats(c->cache, print_stat, NULL, &e))
-			return fail("%s", e.msg);
+			return pt_cli_fail("%s", e.msg);
 	}
 	return 0;
 }
@@ -203,7 +186,7 @@ static int cmd_zero_stats(struct ctx *c)
 	if (need_cache(c, 0, 1))
 		return 1;
 	if (pt_cache_stats_zero(c->cache, &e))
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	return 0;
 }
 
@@ -260,9 +243,9 @@ static int cmd_ls(struct ctx *c)
 	if (need_cache(c, 1, 0))
 		return 1;
 	if (c->cache && pt_cache_each(c->cache, ls_one, &l, &e))
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	if (!l.n && l.pattern)
-		return fail("no cached schedule matches '%s'", l.pattern);
+		return pt_cli_fail("no cached schedule matches '%s'", l.pattern);
 	return 0;
 }
 
@@ -312,10 +295,10 @@ static int read_file(const char *path, struct pt_strbuf *out)
 	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
 
 	if (fd < 0)
-		return fail("cannot read %s: %s", path, strerror(errno));
+		return pt_cli_fail("cannot read %s: %s", path, strerror(errno));
 	ret = pt_spawn_read_fd(fd, out, &e);
 	close(fd);
-	return ret ? fail("cannot read %s: %s", path, e.msg) : 0;
+	return ret ? pt_cli_fail("cannot read %s: %s", path, e.msg) : 0;
 }
 
 static int cmd_show(struct ctx *c)
@@ -349,13 +332,13 @@ static int cmd_show(struct ctx *c)
 	memset(&f, 0, sizeof(f));
 	f.prefix = prefix;
 	if (c->cache && pt_cache_each(c->cache, find_one, &f, &e))
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	if (f.n > 1)
-		return fail("the prefix '%s' matches %d keys; give more digits",
+		return pt_cli_fail("the prefix '%s' matches %d keys; give more digits",
 			    prefix, f.n);
 	if (f.n == 1) {
 		if (pt_cache_get(c->cache, f.e.key, &ce, &e))
-			return fail("%s", e.msg);
+			return pt_cli_fail("%s", e.msg);
 		if (text)
 			fputs(ce.sched, stdout);
 		if (cpp) {
@@ -365,7 +348,7 @@ static int cmd_show(struct ctx *c)
 			    pt_sched_parse(ce.sched, strlen(ce.sched), "cache",
 					   &s, &e) ||
 			    pt_sched_to_cpp(m, s, &out)) {
-				ret = fail("cannot render %s as C++: %s",
+				ret = pt_cli_fail("cannot render %s as C++: %s",
 					   prefix, e.msg);
 			} else {
 				printf("%s// The schedule as Halide C++ "
@@ -387,13 +370,13 @@ static int cmd_show(struct ctx *c)
 
 		if (c->store && pt_store_each(c->store, sfind_one, &sf, &e)) {
 			pt_strbuf_release(&sf.path);
-			return fail("%s", e.msg);
+			return pt_cli_fail("%s", e.msg);
 		}
 		if (sf.n > 1)
-			ret = fail("the prefix '%s' matches %d stored keys",
+			ret = pt_cli_fail("the prefix '%s' matches %d stored keys",
 				   prefix, sf.n);
 		else if (!sf.n)
-			ret = fail("no schedule for key '%s' in the cache or the store",
+			ret = pt_cli_fail("no schedule for key '%s' in the cache or the store",
 				   prefix);
 		else if (!read_file(sf.path.buf, &out)) {
 			fputs(out.buf, stdout);
@@ -438,10 +421,10 @@ static int write_file(const char *path, const char *text)
 	int ok;
 
 	if (!f)
-		return fail("cannot write %s: %s", path, strerror(errno));
+		return pt_cli_fail("cannot write %s: %s", path, strerror(errno));
 	ok = fputs(text, f) >= 0;
 	ok = !fclose(f) && ok;
-	return ok ? 0 : fail("cannot write %s: %s", path, strerror(errno));
+	return ok ? 0 : pt_cli_fail("cannot write %s: %s", path, strerror(errno));
 }
 
 static void safe_name(const char *s, char *out, size_t n)
@@ -472,7 +455,7 @@ static int export_one(void *ctx, const struct pt_cache_entry *e)
 	safe_name(e->generator, gen, sizeof(gen));
 	snprintf(path, sizeof(path), "%s/%s", x->dir, gen);
 	if (mkdirs(path)) {
-		x->failed = fail("cannot create %s: %s", path,
+		x->failed = pt_cli_fail("cannot create %s: %s", path,
 				 strerror(errno));
 		return 1;
 	}
@@ -495,12 +478,12 @@ static int cmd_export(struct ctx *c)
 		return usage_fail("export DIR", "%s", "give one directory");
 	x.dir = c->args.v[0];
 	if (mkdirs(x.dir))
-		return fail("cannot create %s: %s", x.dir, strerror(errno));
+		return pt_cli_fail("cannot create %s: %s", x.dir, strerror(errno));
 	if (need_cache(c, 1, 0))
 		return 1;
 	if (c->cache && pt_cache_each(c->cache, export_one, &x, &e) &&
 	    !x.failed)
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	if (x.failed)
 		return 1;
 	printf("exported %d schedules to %s\n", x.n, x.dir);
@@ -530,11 +513,11 @@ static int import_file(struct ctx *c, const char *dir, const char *gen,
 	if (read_file(path, &text))
 		return 1;
 	if (pt_sched_parse(text.buf, text.len, path, &s, &e)) {
-		ret = fail("skipping %s", e.msg);
+		ret = pt_cli_fail("skipping %s", e.msg);
 		goto out;
 	}
 	if (memcmp(s->key, key, 16)) {
-		ret = fail("skipping %s: its key line is not its name", path);
+		ret = pt_cli_fail("skipping %s: its key line is not its name", path);
 		goto out;
 	}
 	memset(&ce, 0, sizeof(ce));
@@ -549,11 +532,11 @@ static int import_file(struct ctx *c, const char *dir, const char *gen,
 			goto fail1;
 		if (pt_model_parse(mtext.buf, mtext.len, path, &m, &e) ||
 		    pt_model_hash(m)) {
-			ret = fail("skipping %s: %s", path, e.msg);
+			ret = pt_cli_fail("skipping %s: %s", path, e.msg);
 			goto out;
 		}
 		if (memcmp(m->key, key, 16) || pt_sched_check(m, s, &e)) {
-			ret = fail("skipping %s: the schedule does not fit its model%s%s",
+			ret = pt_cli_fail("skipping %s: the schedule does not fit its model%s%s",
 				   path, e.msg[0] ? ": " : "", e.msg);
 			goto out;
 		}
@@ -566,7 +549,7 @@ static int import_file(struct ctx *c, const char *dir, const char *gen,
 	ce.predicted_ms = -1;
 	ce.measured_ms = -1;
 	if (pt_cache_put(c->cache, &ce, &e))
-		ret = fail("%s", e.msg);
+		ret = pt_cli_fail("%s", e.msg);
 	else
 		(*n)++;
 	goto out;
@@ -591,7 +574,7 @@ static int cmd_import(struct ctx *c)
 	if (need_cache(c, 0, 1))
 		return 1;
 	if (!(d = opendir(c->args.v[0])))
-		return fail("cannot read %s: %s", c->args.v[0],
+		return pt_cli_fail("cannot read %s: %s", c->args.v[0],
 			    strerror(errno));
 	while ((de = readdir(d))) {
 		char sub[4096];
@@ -640,7 +623,7 @@ static int cmd_commit(struct ctx *c)
 		return 0;
 	}
 	if (ret)
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	printf("committed %s", sum.buf);
 	if (sum.len && sum.buf[sum.len - 1] != '\n')
 		putchar('\n');
@@ -695,7 +678,7 @@ static int cmd_gc(struct ctx *c)
 	if (need_cache(c, 0, 1))
 		return 1;
 	if (pt_cache_gc(c->cache, size, since, &removed, &e))
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	printf("removed %llu entries\n", (unsigned long long)removed);
 	return 0;
 }
@@ -714,14 +697,14 @@ static int cmd_clear(struct ctx *c)
 		/* Without opening: the way out of a corrupt cache or one of
 		 * another format. */
 		if (pt_cache_destroy(c->cfg.cache_dir, &e))
-			return fail("%s", e.msg);
+			return pt_cli_fail("%s", e.msg);
 		printf("removed the cache in %s\n", c->cfg.cache_dir);
 		return 0;
 	}
 	if (need_cache(c, 0, 0))
-		return fail("use `protune clear --force` to remove it without reading it");
+		return pt_cli_fail("use `protune clear --force` to remove it without reading it");
 	if (c->cache && pt_cache_clear(c->cache, &e))
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	printf("cleared the cache in %s\n", c->cfg.cache_dir);
 	return 0;
 }
@@ -768,10 +751,10 @@ static int cmd_explain(struct ctx *c)
 		return usage_fail("explain GENERATOR [ARGS...]", "%s",
 				  "give the generator command");
 	if (pt_drv_plugin_path(&plugin, &e))
-		return fail("%s", e.msg);
+		return pt_cli_fail("%s", e.msg);
 	if (pt_genargs_parse((int)c->args.nr, c->args.v, plugin.buf, 3600, &ga,
 			     &e)) {
-		ret = fail("%s", e.msg);
+		ret = pt_cli_fail("%s", e.msg);
 		goto out;
 	}
 	if (ga.pass != PT_PASS_NONE) {
@@ -784,7 +767,7 @@ static int cmd_explain(struct ctx *c)
 	if (pt_strbuf_addf(&tmp, "%s/protune-explain-XXXXXX",
 			   getenv("TMPDIR") && *getenv("TMPDIR") ?
 			   getenv("TMPDIR") : "/tmp") || !mkdtemp(tmp.buf)) {
-		ret = fail("cannot make a temporary directory: %s",
+		ret = pt_cli_fail("cannot make a temporary directory: %s",
 			   strerror(errno));
 		goto out;
 	}
@@ -810,9 +793,9 @@ static int cmd_explain(struct ctx *c)
 	so.answer = explain_answer;
 	so.ctx = &x;
 	if (pt_drv_run_served(&argv, &so, &status, &served, &se, &e))
-		ret = fail("%s", e.msg);
+		ret = pt_cli_fail("%s", e.msg);
 	else if (!x.n)
-		ret = fail("the generator never asked for a schedule (exit status %d): %s",
+		ret = pt_cli_fail("the generator never asked for a schedule (exit status %d): %s",
 			   status, served ? se.msg : "is it a generator run?");
 	else
 		ret = 0;

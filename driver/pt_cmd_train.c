@@ -14,6 +14,7 @@
  * ratio times the median of all the reference's times in the file: the
  * ratio drifts much less with the machine's load than either time.
  */
+#include "pt_cli.h"
 #include "pt_cmd_train.h"
 
 #include <errno.h>
@@ -68,38 +69,6 @@ struct data {
 	struct pt_cost_fit_opts fit;  /* --ridge, --weight-power */
 };
 
-static int fail(const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 1, 2)))
-#endif
-	;
-
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("protune: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
-
-static int read_file(const char *path, struct pt_strbuf *out)
-{
-	struct pt_error err = PT_ERROR_INIT;
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
-	int ret;
-
-	if (fd < 0)
-		return fail("cannot read %s: %s", path, strerror(errno));
-	ret = pt_spawn_read_fd(fd, out, &err);
-	if (fd)
-		close(fd);
-	return ret ? fail("cannot read %s: %s", path, err.msg) : 0;
-}
-
 static void group_release(struct group *g)
 {
 	free(g->name);
@@ -139,11 +108,11 @@ static int find_group(struct data *d, const char *dir, const char *name,
 		}
 	for (i = 0; i < d->ng; i++)
 		if (!strcmp(d->g[i].name, name))
-			return fail("%s: %s is in two data directories (%s and %s)",
+			return pt_cli_fail("%s: %s is in two data directories (%s and %s)",
 				    dir, name, d->g[i].dir, dir);
 	g = realloc(d->g, (size_t)(d->ng + 1) * sizeof(*g));
 	if (!g)
-		return fail("out of memory");
+		return pt_cli_fail("out of memory");
 	d->g = g;
 	g = &d->g[d->ng];
 	memset(g, 0, sizeof(*g));
@@ -152,16 +121,16 @@ static int find_group(struct data *d, const char *dir, const char *name,
 	d->ng++;
 	if (!g->name || !g->dir ||
 	    pt_strbuf_addf(&path, "%s/models/%s.model", dir, name)) {
-		ret = fail("out of memory");
+		ret = pt_cli_fail("out of memory");
 		goto out;
 	}
-	if (read_file(path.buf, &text))
+	if (pt_cli_read(path.buf, &text))
 		goto out;
 	if (pt_model_parse(text.buf, text.len, path.buf, &g->m, &err) ||
 	    pt_model_hash(g->m) ||
 	    pt_space_new(g->m, NULL, &g->sp, &err) ||
 	    pt_features_new(g->m, &g->fx, &err)) {
-		ret = fail("%s: %s", path.buf, err.msg[0] ? err.msg :
+		ret = pt_cli_fail("%s: %s", path.buf, err.msg[0] ? err.msg :
 			   "cannot analyse the model");
 		goto out;
 	}
@@ -172,7 +141,7 @@ static int find_group(struct data *d, const char *dir, const char *name,
 			 sizeof(*g->rows));
 	if (!g->w || !g->root || !g->st || !g->rows ||
 	    pt_space_root(g->sp, g->w, g->root)) {
-		ret = fail("out of memory");
+		ret = pt_cli_fail("out of memory");
 		goto out;
 	}
 	*out = d->ng - 1;
@@ -222,7 +191,7 @@ static int add_sample(struct data *d, int group, double ms,
 		struct sample *s = realloc(d->s, cap * sizeof(*s));
 
 		if (!s)
-			return fail("out of memory");
+			return pt_cli_fail("out of memory");
 		d->s = s;
 		d->cap = cap;
 	}
@@ -277,8 +246,8 @@ static int load_dir(struct data *d, const char *dir, int verify)
 	int lineno = 0, ret = 1;
 
 	if (pt_strbuf_addf(&path, "%s/samples.tsv", dir))
-		return fail("out of memory");
-	if (read_file(path.buf, &tsv))
+		return pt_cli_fail("out of memory");
+	if (pt_cli_read(path.buf, &tsv))
 		goto out;
 	for (line = tsv.buf; line && *line; line = next) {
 		char *f[10], *end;
@@ -296,14 +265,14 @@ static int load_dir(struct data *d, const char *dir, int verify)
 			f[nf++] = end + 1;
 		}
 		if ((nf != 8 && nf != 10) || strchr(f[nf - 1], '\t')) {
-			ret = fail("%s:%d: expected 8 or 10 fields separated by tabs",
+			ret = pt_cli_fail("%s:%d: expected 8 or 10 fields separated by tabs",
 				   path.buf, lineno);
 			goto out;
 		}
 		errno = 0;
 		seed = strtoull(f[1], &end, 10);
 		if (*end || errno || !*f[1]) {
-			ret = fail("%s:%d: bad seed '%s'", path.buf, lineno,
+			ret = pt_cli_fail("%s:%d: bad seed '%s'", path.buf, lineno,
 				   f[1]);
 			goto out;
 		}
@@ -313,7 +282,7 @@ static int load_dir(struct data *d, const char *dir, int verify)
 		}
 		ms = strtod(f[3], &end);
 		if (strcmp(f[2], "ok") || *end || !(ms > 0) || !isfinite(ms)) {
-			ret = fail("%s:%d: expected 'ok' and a runtime, or 'fail'",
+			ret = pt_cli_fail("%s:%d: expected 'ok' and a runtime, or 'fail'",
 				   path.buf, lineno);
 			goto out;
 		}
@@ -322,7 +291,7 @@ static int load_dir(struct data *d, const char *dir, int verify)
 			ref = *end ? 0 : strtod(f[9], &end);
 			if (*end || !(ratio > 0) || !(ref > 0) ||
 			    !isfinite(ratio) || !isfinite(ref)) {
-				ret = fail("%s:%d: bad ratio or reference time",
+				ret = pt_cli_fail("%s:%d: bad ratio or reference time",
 					   path.buf, lineno);
 				goto out;
 			}
@@ -333,21 +302,21 @@ static int load_dir(struct data *d, const char *dir, int verify)
 		if ((ret = space_text(&d->g[gi], seed, &s, &text)) ||
 		    (ret = blob_id(&text, id))) {
 			pt_sched_free(s);
-			ret = fail("%s:%d: cannot draw the schedule of %s seed %llu: %s",
+			ret = pt_cli_fail("%s:%d: cannot draw the schedule of %s seed %llu: %s",
 				   path.buf, lineno, f[0], seed,
 				   pt_strerror(ret));
 			goto out;
 		}
 		if (verify && strcmp(id, f[7])) {
 			pt_sched_free(s);
-			ret = fail("%s:%d: the schedule of %s seed %llu is not the one measured (id %s, now %s): the space has changed since; measure again (bench/samples.sh)",
+			ret = pt_cli_fail("%s:%d: the schedule of %s seed %llu is not the one measured (id %s, now %s): the space has changed since; measure again (bench/samples.sh)",
 				   path.buf, lineno, f[0], seed, f[7], id);
 			goto out;
 		}
 		ret = pt_features_compute(d->g[gi].fx, s, d->g[gi].rows, &err);
 		pt_sched_free(s);
 		if (ret) {
-			ret = fail("%s:%d: %s seed %llu: %s", path.buf, lineno,
+			ret = pt_cli_fail("%s:%d: %s seed %llu: %s", path.buf, lineno,
 				   f[0], seed, err.msg);
 			goto out;
 		}
@@ -378,7 +347,7 @@ static int fit(const struct data *d, const char *exclude, int trees,
 
 	if (!terms || !ms || !group) {
 		free(terms), free(ms), free(group);
-		return fail("out of memory");
+		return pt_cli_fail("out of memory");
 	}
 	for (i = 0; i < d->n; i++) {
 		if (exclude[d->s[i].group])
@@ -391,7 +360,7 @@ static int fit(const struct data *d, const char *exclude, int trees,
 	o.trees = trees;
 	ret = pt_cost_fit(terms, ms, group, n, &o, out, &err);
 	free(terms), free(ms), free(group);
-	return ret ? fail("fitting the cost model: %s", err.msg) : 0;
+	return ret ? pt_cli_fail("fitting the cost model: %s", err.msg) : 0;
 }
 
 static int is_example(const struct group *g)
@@ -412,7 +381,7 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 	int gi, ne = 0, ret = 1;
 
 	if (!ex || !pred || !predl || !meas || !sp) {
-		ret = fail("out of memory");
+		ret = pt_cli_fail("out of memory");
 		goto out;
 	}
 	fprintf(out, "example\tspearman\ttop1_regret\tschedules\theld_out\t"
@@ -472,7 +441,7 @@ static int dump_terms(const struct data *d, const char *path)
 	int k;
 
 	if (!f)
-		return fail("cannot write %s: %s", path, strerror(errno));
+		return pt_cli_fail("cannot write %s: %s", path, strerror(errno));
 	fprintf(f, "name\tms");
 	for (k = 0; k < PT_TERM_COUNT; k++)
 		fprintf(f, "\t%s", pt_term_name(k));
@@ -483,7 +452,7 @@ static int dump_terms(const struct data *d, const char *path)
 			fprintf(f, "\t%.6g", d->s[i].terms[k]);
 		fputc('\n', f);
 	}
-	return fclose(f) ? fail("cannot write %s: %s", path,
+	return fclose(f) ? pt_cli_fail("cannot write %s: %s", path,
 				strerror(errno)) : 0;
 }
 
@@ -536,14 +505,14 @@ static int cmd_train(int argc, char **argv)
 				if (!strcmp(v, pt_term_name(k)))
 					break;
 			if (k == PT_TERM_COUNT)
-				return fail("--drop: no term '%s'", v);
+				return pt_cli_fail("--drop: no term '%s'", v);
 			drop[k] = 1;
 		} else if (!strcmp(o, "--ridge") || !strcmp(o, "--weight-power")) {
 			char *end;
 			double x = strtod(v, &end);
 
 			if (*end || !(x >= 0) || x > 1e6)
-				return fail("%s: expected a number >= 0, got '%s'",
+				return pt_cli_fail("%s: expected a number >= 0, got '%s'",
 					    o, v);
 			if (o[2] == 'r')
 				d.fit.ridge = x;
@@ -554,14 +523,14 @@ static int cmd_train(int argc, char **argv)
 			long t = strtol(v, &end, 10);
 
 			if (*end || t < 0 || t > 100000)
-				return fail("--trees: expected 0 to 100000, got '%s'",
+				return pt_cli_fail("--trees: expected 0 to 100000, got '%s'",
 					    v);
 			trees = (int)t;
 		} else
 			return train_usage();
 	}
 	if (!ndirs)
-		return fail("train: no --data DIR given (see bench/samples.sh)");
+		return pt_cli_fail("train: no --data DIR given (see bench/samples.sh)");
 	if (trees < 0)
 		trees = d.fit.trees;
 	git_libgit2_init();
@@ -574,7 +543,7 @@ static int cmd_train(int argc, char **argv)
 			if (drop[i])
 				d.s[si].terms[i] = 0;
 	if (!(exclude = calloc((size_t)d.ng + 1, 1))) {
-		ret = fail("out of memory");
+		ret = pt_cli_fail("out of memory");
 		goto out;
 	}
 	for (i = 0; i < nholds; i++) {
@@ -584,7 +553,7 @@ static int cmd_train(int argc, char **argv)
 			if (!strcmp(d.g[k].name, holds[i]))
 				exclude[k] = 1, found = 1;
 		if (!found) {
-			ret = fail("--hold-out %s: no samples of it", holds[i]);
+			ret = pt_cli_fail("--hold-out %s: no samples of it", holds[i]);
 			goto out;
 		}
 	}
@@ -596,12 +565,12 @@ static int cmd_train(int argc, char **argv)
 		FILE *f = fopen(eval, "w");
 
 		if (!f) {
-			ret = fail("cannot write %s: %s", eval, strerror(errno));
+			ret = pt_cli_fail("cannot write %s: %s", eval, strerror(errno));
 			goto out;
 		}
 		ret = evaluate(&d, exclude, trees, f);
 		if (fclose(f) && !ret)
-			ret = fail("cannot write %s: %s", eval, strerror(errno));
+			ret = pt_cli_fail("cannot write %s: %s", eval, strerror(errno));
 		if (ret)
 			goto out;
 	}
@@ -613,13 +582,13 @@ static int cmd_train(int argc, char **argv)
 		if (fit(&d, exclude, trees, &c))
 			goto out;
 		if (pt_cost_write(c, &text)) {
-			ret = fail("out of memory");
+			ret = pt_cli_fail("out of memory");
 			goto out;
 		}
 		f = fopen(outp, "w");
 		if (!f || fwrite(text.buf, 1, text.len, f) != text.len ||
 		    fclose(f)) {
-			ret = fail("cannot write %s: %s", outp, strerror(errno));
+			ret = pt_cli_fail("cannot write %s: %s", outp, strerror(errno));
 			pt_strbuf_release(&text);
 			goto out;
 		}
