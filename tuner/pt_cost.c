@@ -32,7 +32,7 @@ struct pt_cost {
 static const char *const term_names[PT_TERM_COUNT] = {
 	"stages", "vector_ops", "scalar_ops", "calls", "vector_loads",
 	"gathers", "scalar_loads", "stores", "lines", "l2_lines",
-	"llc_lines", "allocs", "pages", "tasks", "loops", "productions",
+	"spill_lines", "allocs", "pages", "tasks", "loops", "productions",
 };
 
 const char *pt_term_name(int term)
@@ -49,18 +49,13 @@ static int type_bytes(int tc)
 	return tc >= 0 && tc < PT_TC_COUNT ? b[tc] : 4;
 }
 
-/* The machine's cores and last level cache from the model's machine
- * params ("cores,llc_bytes,balance"). */
-static void machine(const struct pt_model *m, double *cores, double *llc)
+/* The machine's cores from the model's machine params
+ * ("cores,llc_bytes,balance"). */
+static double machine_cores(const struct pt_model *m)
 {
-	const char *p = m->machine_params ? m->machine_params : "";
-	char *end;
-	double c = strtod(p, &end), l = 0;
+	double c = m->machine_params ? strtod(m->machine_params, NULL) : 0;
 
-	if (*end == ',')
-		l = strtod(end + 1, NULL);
-	*cores = c >= 1 && c < 1e5 ? floor(c) : 1;
-	*llc = l >= 1024 && l < 1e12 ? l : 16.0 * 1024 * 1024;
+	return c >= 1 && c < 1e5 ? floor(c) : 1;
 }
 
 /* The speedup of spreading `tasks` equal tasks over `cores`. */
@@ -105,11 +100,10 @@ static void op_counts(const double *algo, double lanes, int vbytes,
 void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		   const double *rows, double *terms)
 {
-	double cores, llc;
+	double cores = machine_cores(m);
 	int vbytes = pt_model_vector_lanes(m, 8);  /* lanes of bytes */
 	int s, k;
 
-	machine(m, &cores, &llc);
 	memset(terms, 0, PT_TERM_COUNT * sizeof(*terms));
 	for (s = 0; s < m->nstages; s++) {
 		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
@@ -180,21 +174,17 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 				 r[PT_FEAT_LINES_READ_PER_PRODUCTION]);
 			double ws = r[PT_FEAT_BYTES_READ_PER_PRODUCTION] +
 				r[PT_FEAT_BYTES_AT_PRODUCTION];
-			double dram = r[PT_FEAT_NUM_REALIZATIONS] *
-				(r[PT_FEAT_BYTES_READ_PER_REALIZATION] / 64 +
-				 r[PT_FEAT_LINES_READ_PER_REALIZATION]);
 
 			terms[PT_TERM_LINES] += lines / eff;
 			terms[PT_TERM_L2_LINES] += lines * miss(ws, L2_BYTES) /
 				eff;
-			(void)dram;
 			/* What a Func writes to a buffer too large for L2
 			 * goes out to the shared cache or memory, and comes
 			 * back when its consumers read it (those reads are
 			 * in l2_lines). The output's writes are the same
 			 * for every schedule. */
 			if (!m->funcs[st->func].is_output)
-				terms[PT_TERM_LLC_LINES] +=
+				terms[PT_TERM_SPILL_LINES] +=
 					r[PT_FEAT_NUM_REALIZATIONS] *
 					r[PT_FEAT_BYTES_AT_REALIZATION] / 64 *
 					miss(r[PT_FEAT_BYTES_AT_REALIZATION],

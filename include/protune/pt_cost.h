@@ -52,9 +52,8 @@ enum pt_term {
 	PT_TERM_STORES,       /* native vectors stored */
 	PT_TERM_LINES,        /* cache lines brought into productions */
 	PT_TERM_L2_LINES,     /* ... that miss a per-core L2 */
-	PT_TERM_LLC_LINES,    /* ... that miss the last level cache (not
-			       * divided by the parallel speedup: memory
-			       * bandwidth is shared) */
+	PT_TERM_SPILL_LINES,  /* cache lines written to buffers too large
+			       * for L2 (read back by their consumers) */
 	PT_TERM_ALLOCS,       /* allocations */
 	PT_TERM_PAGES,        /* pages of heap allocations touched afresh */
 	PT_TERM_TASKS,        /* parallel tasks launched */
