@@ -74,7 +74,7 @@ out=$(cd "$out" && pwd)
 # installed): rebuilding the tree during a run of hours must not change or
 # remove what the run uses half way.
 mkdir -p "$out/tools/bin" "$out/tools/lib"
-for f in bin/protune lib/libprotune_halide.so; do
+for f in bin/protune bin/protune-cc lib/libprotune_halide.so; do
 	cp "$B/$f" "$out/tools/$f.tmp" && mv "$out/tools/$f.tmp" "$out/tools/$f"
 done
 export PATH="$out/tools/bin:$PATH"
