@@ -410,24 +410,34 @@ static double weight(double ms, double scale, double p)
 	return 1 / (pow(ms, p) * pow(scale, 2 - p));
 }
 
+/* The smallest group id, and how many ids the groups span (0 when the
+ * span is too large to index). */
+static size_t group_range(const int *group, size_t n, int *gmin)
+{
+	int lo = group[0], hi = group[0];
+	size_t i, ng;
+
+	for (i = 1; i < n; i++) {
+		lo = group[i] < lo ? group[i] : lo;
+		hi = group[i] > hi ? group[i] : hi;
+	}
+	*gmin = lo;
+	ng = (size_t)((long long)hi - lo) + 1;
+	return ng < 100000000u ? ng : 0;
+}
+
 static int group_means(const double *terms, const double *ms,
 		       const int *group, size_t n, double p,
 		       struct gmeans *gm)
 {
-	int gmin = group[0], gmax = group[0], j;
+	size_t i, ng = group_range(group, n, &gm->gmin);
+	int gmin = gm->gmin, j;
 	double *wsum;
-	size_t i, ng;
 
-	for (i = 1; i < n; i++) {
-		gmin = group[i] < gmin ? group[i] : gmin;
-		gmax = group[i] > gmax ? group[i] : gmax;
-	}
-	ng = (size_t)((long long)gmax - gmin) + 1;
-	gm->gmin = gmin;
-	gm->mean = ng < 100000000u ?
-		calloc(ng * (PT_TERM_COUNT + 1), sizeof(*gm->mean)) : NULL;
-	gm->gscale = ng < 100000000u ? calloc(ng, sizeof(*gm->gscale)) : NULL;
-	wsum = ng < 100000000u ? calloc(ng, sizeof(*wsum)) : NULL;
+	gm->mean = ng ? calloc(ng * (PT_TERM_COUNT + 1), sizeof(*gm->mean)) :
+		NULL;
+	gm->gscale = ng ? calloc(ng, sizeof(*gm->gscale)) : NULL;
+	wsum = ng ? calloc(ng, sizeof(*wsum)) : NULL;
 	if (!gm->mean || !wsum || !gm->gscale) {
 		free(gm->mean);
 		free(gm->gscale);
@@ -457,6 +467,46 @@ static int group_means(const double *terms, const double *ms,
 			gm->mean[i * (PT_TERM_COUNT + 1) + j] /= wsum[i];
 	free(wsum);
 	return 0;
+}
+
+/* The trees of c (whose linear layer is fitted): on the residual
+ * log(ms / linear), centred per pipeline. */
+static int fit_trees(struct pt_cost *c, const double *terms,
+		     const double *ms, const int *group, size_t n,
+		     const struct pt_cost_fit_opts *o, struct pt_error *err)
+{
+	struct pt_gbt_params p = PT_GBT_PARAMS_INIT;
+	double *X = malloc(n * PT_COST_GBT_DIMS * sizeof(*X));
+	double *y = malloc(n * sizeof(*y));
+	double *sum = NULL;
+	int *cnt = NULL, gmin;
+	size_t i, ng = group_range(group, n, &gmin);
+	int ret;
+
+	if (X && y && ng) {
+		sum = calloc(ng, sizeof(*sum));
+		cnt = calloc(ng, sizeof(*cnt));
+	}
+	if (!sum || !cnt) {
+		free(X), free(y), free(sum), free(cnt);
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const double *t = &terms[i * PT_TERM_COUNT];
+		double lin = pt_cost_linear(c, t);
+
+		pt_cost_gbt_input(c->coef, t, &X[i * PT_COST_GBT_DIMS]);
+		y[i] = log(ms[i]) - log(lin > 1e-300 ? lin : 1e-300);
+		sum[group[i] - gmin] += y[i];
+		cnt[group[i] - gmin]++;
+	}
+	for (i = 0; i < n; i++)
+		y[i] -= sum[group[i] - gmin] / cnt[group[i] - gmin];
+	p.trees = o->trees;
+	p.seed = o->seed;
+	ret = pt_gbt_fit(X, n, PT_COST_GBT_DIMS, y, NULL, &p, &c->gbt, err);
+	free(X), free(y), free(sum), free(cnt);
+	return ret;
 }
 
 int pt_cost_fit(const double *terms, const double *ms, const int *group,
@@ -532,48 +582,9 @@ int pt_cost_fit(const double *terms, const double *ms, const int *group,
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	for (j = 0; j < PT_TERM_COUNT; j++)
 		c->coef[j] = scale[j] > 0 ? x[j] / scale[j] : 0;
-	if (o.trees > 0) {
-		struct pt_gbt_params p = PT_GBT_PARAMS_INIT;
-		double *X = malloc(n * PT_COST_GBT_DIMS * sizeof(*X));
-		double *y = malloc(n * sizeof(*y));
-		double *sum = NULL;
-		int *cnt = NULL, gmin = 0, gmax = 0;
-
-		for (i = 0; i < n; i++) {
-			if (!i || group[i] < gmin)
-				gmin = group[i];
-			if (!i || group[i] > gmax)
-				gmax = group[i];
-		}
-		if (X && y && (size_t)(gmax - gmin) < 100000000u) {
-			sum = calloc((size_t)(gmax - gmin) + 1, sizeof(*sum));
-			cnt = calloc((size_t)(gmax - gmin) + 1, sizeof(*cnt));
-		}
-		if (!sum || !cnt) {
-			free(X), free(y), free(sum), free(cnt);
-			pt_cost_free(c);
-			return pt_error_set(err, PT_ENOMEM, "out of memory");
-		}
-		for (i = 0; i < n; i++) {
-			const double *t = &terms[i * PT_TERM_COUNT];
-			double lin = pt_cost_linear(c, t);
-
-			pt_cost_gbt_input(c->coef, t, &X[i * PT_COST_GBT_DIMS]);
-			y[i] = log(ms[i]) - log(lin > 1e-300 ? lin : 1e-300);
-			sum[group[i] - gmin] += y[i];
-			cnt[group[i] - gmin]++;
-		}
-		for (i = 0; i < n; i++)
-			y[i] -= sum[group[i] - gmin] / cnt[group[i] - gmin];
-		p.trees = o.trees;
-		p.seed = o.seed;
-		ret = pt_gbt_fit(X, n, PT_COST_GBT_DIMS, y, NULL, &p, &c->gbt,
-				 err);
-		free(X), free(y), free(sum), free(cnt);
-		if (ret) {
-			pt_cost_free(c);
-			return ret;
-		}
+	if (o.trees > 0 && (ret = fit_trees(c, terms, ms, group, n, &o, err))) {
+		pt_cost_free(c);
+		return ret;
 	}
 	*out = c;
 	return 0;
