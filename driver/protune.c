@@ -26,6 +26,7 @@
 #include "protune/pt_strbuf.h"
 #include "pt_cmd_cache.h"
 #include "pt_cmd_train.h"
+#include "pt_cmd_tune.h"
 #include "pt_drv.h"
 
 #include <errno.h>
@@ -93,6 +94,12 @@ static void usage(FILE *f)
 	      "                      \"median_ms min_ms max_ms runs compile_ms\"\n"
 	      "                      (and \"ratio ref_median_ms\" with a\n"
 	      "                      reference binary timed alongside)\n"
+	      "  tune MODEL [--search mcts|beam|greedy|random] [--budget S]\n"
+	      "       [--iterations N] [--threads N] [--seed N] [--measure]\n"
+	      "       [--trace DIR] ...\n"
+	      "                      tune the model with the cost model (and\n"
+	      "                      measurements); print the schedule\n"
+	      "                      (`protune tune --help` lists every option)\n"
 	      "\n"
 	      "Cache and store (each also takes --SETTING=VALUE options):\n"
 	      "  config              the settings and where each comes from\n"
@@ -743,6 +750,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if ((ret = pt_cmd_cache_main(argc - 1, argv + 1)) != -1)
+		return ret;
+	if ((ret = pt_cmd_tune_main(argc - 1, argv + 1)) != -1)
 		return ret;
 	if ((ret = pt_cmd_train_main(argc - 1, argv + 1)) != -1)
 		return ret;

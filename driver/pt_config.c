@@ -1,6 +1,7 @@
 /* pt_config.c: protune's settings from defaults, files, the environment and
  * the command line (see pt_config.h and doc/configuration.md). */
 #include "protune/pt_config.h"
+#include "protune/pt_search.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,13 +18,14 @@
 
 static const char *const key_names[PT_CONF_NKEYS] = {
 	"cache_dir", "store_dir", "budget", "decision_time", "mode", "seed",
-	"threads", "measure", "log_file", "max_size"
+	"threads", "measure", "log_file", "max_size", "search"
 };
 
 static const char *const env_names[PT_CONF_NKEYS] = {
 	"PROTUNE_CACHE_DIR", "PROTUNE_STORE_DIR", "PROTUNE_BUDGET",
 	"PROTUNE_DECISION_TIME", "PROTUNE_MODE", "PROTUNE_SEED",
-	"PROTUNE_THREADS", "PROTUNE_MEASURE", "PROTUNE_LOG", "PROTUNE_MAX_SIZE"
+	"PROTUNE_THREADS", "PROTUNE_MEASURE", "PROTUNE_LOG", "PROTUNE_MAX_SIZE",
+	"PROTUNE_SEARCH"
 };
 
 static const char *const mode_names[] = {
@@ -197,7 +199,7 @@ int pt_config_init(struct pt_config *c, char *const *envp,
 
 	memset(c, 0, sizeof(*c));
 	c->budget_s = 60;
-	c->decision_s = 1;
+	c->decision_s = 0;
 	c->mode = PT_MODE_NORMAL;
 	c->max_size = (uint64_t)1 << 30;
 	for (k = 0; k < PT_CONF_NKEYS; k++)
@@ -447,9 +449,17 @@ static int set_key(struct pt_config *c, int k, const char *value,
 		ret = parse_double(value, &d);
 		if (ret == -1)
 			return bad(st, value, "is not a number of seconds");
+		/* decision_time 0: the budget spread over the decisions */
+		if (k == PT_CONF_DECISION_TIME && ret == 0 && d == 0) {
+			c->decision_s = 0;
+			return 0;
+		}
 		if (ret || !(d > 0 && d <= MAX_SECONDS))
-			return bad(st, value, "is out of range (more than 0, "
-				   "at most 604800 seconds)");
+			return bad(st, value, k == PT_CONF_BUDGET ?
+				   "is out of range (more than 0, at most "
+				   "604800 seconds)" :
+				   "is out of range (0 for automatic, or "
+				   "more than 0 and at most 604800 seconds)");
 		if (k == PT_CONF_BUDGET)
 			c->budget_s = d;
 		else
@@ -488,6 +498,12 @@ static int set_key(struct pt_config *c, int k, const char *value,
 				   "an optional K, M or G suffix, at most "
 				   "2^60");
 		c->max_size = u;
+		return 0;
+	case PT_CONF_SEARCH:
+		if ((m = pt_search_algo_parse(value)) < 0)
+			return bad(st, value, "is not one of mcts, beam, "
+				   "greedy, random");
+		c->search = m;
 		return 0;
 	default:
 		return pt_error_set(st->err, PT_EINVAL, "bad setting index");
@@ -943,6 +959,8 @@ int pt_config_value(const struct pt_config *c, enum pt_conf_key k,
 		return pt_strbuf_addstr(out, c->log_file ? c->log_file : "");
 	case PT_CONF_MAX_SIZE:
 		return add_size(out, c->max_size);
+	case PT_CONF_SEARCH:
+		return pt_strbuf_addstr(out, pt_search_algo_name(c->search));
 	default:
 		return PT_EINVAL;
 	}

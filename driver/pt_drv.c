@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* pipe2 */
 #include "pt_drv.h"
 
+#include "protune/pt_cost.h"
 #include "protune/pt_proto.h"
 #include "protune/pt_spawn.h"
 
@@ -61,6 +62,31 @@ int pt_drv_cost_model_path(struct pt_strbuf *out, struct pt_error *err)
 {
 	return beside_exe("PROTUNE_COST_MODEL", "share/protune",
 			  "default.cost", 1, out, err);
+}
+
+int pt_drv_load_cost_model(struct pt_cost **out, struct pt_error *err)
+{
+	struct pt_strbuf path = PT_STRBUF_INIT, text = PT_STRBUF_INIT;
+	int fd, ret;
+
+	*out = NULL;
+	if ((ret = pt_drv_cost_model_path(&path, err)))
+		goto out;
+	if ((fd = open(path.buf, O_RDONLY | O_CLOEXEC)) < 0) {
+		ret = pt_error_set(err, errno == ENOENT ? PT_ENOTFOUND : PT_EIO,
+				   "cannot open the cost model %s: %s",
+				   path.buf, strerror(errno));
+		goto out;
+	}
+	ret = pt_spawn_read_fd(fd, &text, err);
+	close(fd);
+	if (ret)
+		goto out;
+	ret = pt_cost_parse(text.buf, text.len, path.buf, out, err);
+out:
+	pt_strbuf_release(&path);
+	pt_strbuf_release(&text);
+	return ret;
 }
 
 void pt_drv_open_cache(const struct pt_config *cfg, int readonly,

@@ -34,6 +34,12 @@ int pt_drv_plugin_path(struct pt_strbuf *out, struct pt_error *err);
  * PT_ENOTFOUND (the message says where it looked) or PT_ENOMEM. */
 int pt_drv_cost_model_path(struct pt_strbuf *out, struct pt_error *err);
 
+/* The cost model itself, from pt_drv_cost_model_path()'s file: a new one
+ * in *out (pt_cost_free() it). 0, PT_ENOTFOUND, PT_EIO (unreadable),
+ * PT_EFORMAT (the message names the file and line), PT_ENOMEM. */
+struct pt_cost;
+int pt_drv_load_cost_model(struct pt_cost **out, struct pt_error *err);
+
 /* Open the cache of cfg (readonly for PT_MODE_READONLY and when
  * `readonly`); on failure warn on `warn` (may be NULL) with `name` as
  * prefix and leave *cache NULL: a build never fails for its cache. */

@@ -2,6 +2,7 @@
  * (pt_lookup.h). */
 #define _DEFAULT_SOURCE /* gethostname */
 #include "pt_lookup.h"
+#include "pt_drv.h"
 
 #include "config.h"
 #include "protune/pt_strbuf.h"
@@ -55,6 +56,9 @@ void pt_lookup_release(struct pt_lookup *lk)
 	free(lk->results);
 	lk->results = NULL;
 	lk->nresults = 0;
+	pt_cost_free(lk->cost);
+	lk->cost = NULL;
+	lk->cost_tried = 0;
 }
 
 static void logf_(struct pt_lookup *lk, const char *fmt, ...)
@@ -478,6 +482,14 @@ static int frozen_error(const struct pt_model *m, const char *key,
 			    m->target, key);
 }
 
+/* One search thread per online core when the settings say 0. */
+static int cores_online(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 && n < 1024 ? (int)n : 1;
+}
+
 /* Tune, then store. The result goes to *out. */
 static int tune_and_store(struct pt_lookup *lk, const struct pt_model *m,
 			  struct found *f, struct pt_lookup_result *r,
@@ -491,7 +503,24 @@ static int tune_and_store(struct pt_lookup *lk, const struct pt_model *m,
 	struct pt_error e = PT_ERROR_INIT;
 	int store = lk->cfg->mode != PT_MODE_READONLY, ret;
 
-	memset(&to, 0, sizeof(to));
+	if (!lk->cost_tried) {
+		/* Without a cost model the interim tuner answers; say so. */
+		lk->cost_tried = 1;
+		if (pt_drv_load_cost_model(&lk->cost, &e)) {
+			if (lk->out)
+				fprintf(lk->out, "%s: warning: %s; tuning with the baseline tuner\n",
+					lk->name, e.msg);
+			if (lk->log)
+				fprintf(lk->log, "no cost model: %s\n", e.msg);
+			e = (struct pt_error)PT_ERROR_INIT;
+		}
+	}
+	pt_tune_opts_init(&to);
+	to.cost = lk->cost;
+	to.search.algo = (enum pt_search_algo)lk->cfg->search;
+	to.search.threads = lk->cfg->threads > 0 ? lk->cfg->threads :
+			    cores_online();
+	to.search.decision_s = lk->cfg->decision_s;
 	to.budget_s = lk->cfg->budget_s;
 	to.seed = lk->cfg->seed;
 	to.measure = lk->cfg->measure && lk->mopts;

@@ -33,6 +33,7 @@
 
 #include "protune/pt_cache.h"
 #include "protune/pt_config.h"
+#include "protune/pt_cost.h"
 #include "protune/pt_measure.h"
 #include "protune/pt_store.h"
 #include "pt_serve.h"
@@ -83,6 +84,7 @@ struct pt_lookup {
 	struct pt_cache *cache;       /* NULL: no cache */
 	struct pt_store *store;       /* NULL: no store */
 	const struct pt_measure_opts *mopts;  /* for measure=on */
+
 	FILE *log;                    /* the debug log, or NULL */
 	FILE *out;                    /* one line per session, or NULL */
 	int progress;                 /* out is a terminal: live progress */
@@ -94,6 +96,8 @@ struct pt_lookup {
 
 	/* Private. */
 	int warned_cache, warned_store;
+	struct pt_cost *cost;         /* loaded at the first miss */
+	int cost_tried;
 	long long t0;
 	struct pt_serve *serve;
 };

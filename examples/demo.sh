@@ -16,10 +16,10 @@ trap 'rm -rf "$tmp"' EXIT
 
 echo "protune demo: $(protune-cc --version), examples at size '$size'"
 echo "Generators ran through protune-cc. The protune column is the schedule"
-echo "protune-cc served from its cache (build/ex/cache) or tuned on a miss: in"
-echo "this release a baseline schedule (the tree-search tuner is still to"
-echo "come), not a tuned one. \`build/bin/protune ls --cache-dir=build/ex/cache\`"
-echo "lists them."
+echo "protune-cc served from its cache (build/ex/cache) or tuned on a miss:"
+echo "ProTuner's MCTS over the schedule space, priced by the cost model (cost"
+echo "only; at bench size a budget of 20 s a pipeline, EX_PROTUNE_BUDGET_bench)."
+echo "\`build/bin/protune ls --cache-dir=build/ex/cache\` lists them."
 echo "Times: RunGen's best ms per iteration."
 echo
 printf '%-16s %-9s %12s %12s %12s %10s %10s\n' example correct manual_ms \

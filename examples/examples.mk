@@ -33,6 +33,11 @@ EX_ARGS_mullapudi2016 := auto_schedule=true machine_params=$(EX_MACHINE_PARAMS) 
 # protune: protune-cc adds the ProTune plugin and serves it from a cache in
 # the build tree (the git store is off: the build must not write into the
 # source tree). EX_PROTUNE_ENV may add settings (PROTUNE_BUDGET=...).
+# The `protune` variant tunes each miss for EX_PROTUNE_BUDGET_<size>
+# seconds (the tests' small sizes briefly; `make demo` and `make bench` for
+# longer).
+EX_PROTUNE_BUDGET_test ?= 1
+EX_PROTUNE_BUDGET_bench ?= 20
 EX_ARGS_protune := machine_params=$(EX_MACHINE_PARAMS)
 EX_ENV_protune = PROTUNE_CACHE_DIR=$(CURDIR)/$(EX)cache PROTUNE_STORE_DIR=off \
 	PROTUNE_PLUGIN=$(CURDIR)/$(B)lib/libprotune_halide.so $(EX_PROTUNE_ENV)
@@ -74,7 +79,8 @@ $(EX)$(2)/$(1)/$(3)/$(1).a: $(EX)bin/$(1).generator $(EX_DEPS_$(3)) | \
 	$$(call say,GEN,$(2)/$(1)/$(3))
 	@mkdir -p $$(@D)
 	$$(Q)t0=$$$$(date +%s%N); \
-	env $(EX_ENV_$(3)) $(B)bin/protune-cc $(EX)bin/$(1).generator \
+	env PROTUNE_BUDGET=$(EX_PROTUNE_BUDGET_$(2)) $(EX_ENV_$(3)) \
+		$(B)bin/protune-cc $(EX)bin/$(1).generator \
 		-g $(1) -o $$(@D) \
 		-e $(EX_EMIT_$(3)) -n $(1) target=$$(EX_TARGET) size=$(2) \
 		$(EX_ARGS_$(3)) >$$(@D)/gen.log 2>&1 || \

@@ -605,8 +605,8 @@ static int parse_time(const char *out, double *ms)
 	return -1;
 }
 
-static int open_lock(const char *lock_path, int shared, struct pt_lock *lk,
-		     struct pt_error *err)
+static int open_lock(const char *lock_path, int shared, int timeout_ms,
+		     struct pt_lock *lk, struct pt_error *err)
 {
 	struct pt_strbuf dir = PT_STRBUF_INIT;
 	const char *slash = strrchr(lock_path, '/');
@@ -616,13 +616,17 @@ static int open_lock(const char *lock_path, int shared, struct pt_lock *lk,
 	int ret;
 
 	if (!slash)
-		ret = take(lk, ".", lock_path, -1, err);
+		ret = take(lk, ".", lock_path, timeout_ms, err);
 	else if (pt_strbuf_add(&dir, lock_path, slash == lock_path ? 1 :
 			       (size_t)(slash - lock_path)))
 		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
 	else
-		ret = take(lk, dir.buf, slash + 1, -1, err);
+		ret = take(lk, dir.buf, slash + 1, timeout_ms, err);
 	pt_strbuf_release(&dir);
+	if (ret == PT_LOCK_BUSY)
+		ret = pt_error_set(err, PT_ETIMEDOUT,
+				   "the benchmark lock %s stayed busy for %d ms",
+				   lock_path, timeout_ms);
 	return ret;
 }
 
@@ -686,7 +690,9 @@ static int run_once(struct measure *ms, int i, double *time_ms,
 	if (pt_strbuf_addf(&cand, "%s/rungen", ms->dir))
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	if (ms->o->lock_path && *ms->o->lock_path &&
-	    (ret = open_lock(ms->o->lock_path, 0, &lk, err)))
+	    (ret = open_lock(ms->o->lock_path, 0,
+			      ms->o->lock_timeout_ms > 0 ?
+			      ms->o->lock_timeout_ms : -1, &lk, err)))
 		goto out;
 	if (ref && *ref && i % 2 == 0 &&
 	    (ret = run_binary(ms, ref, ref_ms, err)))
@@ -743,7 +749,9 @@ int pt_measure(const struct pt_model *m, const char *sched_text,
 	 * once, but never while a benchmark runs, which would measure the
 	 * compile's load too. */
 	if (opts->lock_path && *opts->lock_path &&
-	    (ret = open_lock(opts->lock_path, 1, &clk, err)))
+	    (ret = open_lock(opts->lock_path, 1,
+			      opts->lock_timeout_ms > 0 ?
+			      opts->lock_timeout_ms : -1, &clk, err)))
 		goto out;
 	t0 = pt_time_now_ms();
 	ms.compile_deadline = t0 + (opts->compile_timeout_ms > 0 ?

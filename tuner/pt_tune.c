@@ -1,11 +1,16 @@
-/* pt_tune.c: the interim "baseline" tuner behind pt_tune.h. */
+/* pt_tune.c: tuning one model (pt_tune.h): the searches of pt_search.h
+ * over the model's space with the cost model, or the interim "baseline"
+ * tuner when there is no cost model. */
 #include "protune/pt_tune.h"
+
+#include "protune/pt_space.h"
 
 #include "protune/pt_randsched.h"
 #include "protune/pt_strbuf.h"
 #include "protune/pt_time.h"
 
 #include <inttypes.h>
+#include <xxhash.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +27,13 @@ static int add_meta(struct pt_sched *s, const char *name, const char *fmt,
 static int describe(struct pt_sched *s, const struct pt_tune_opts *o,
 		    const struct pt_tune_result *r)
 {
-	if (pt_strvec_push(&s->meta, "tuner=" PT_TUNER_NAME) ||
-	    pt_strvec_push(&s->meta, "tuner_version=" PT_TUNER_VERSION) ||
+	const char *name = o->cost ? PT_TUNER_NAME : "baseline";
+	const char *version = o->cost ? PT_TUNER_VERSION : "1";
+
+	if (pt_strvec_pushf(&s->meta, "tuner=%s", name) ||
+	    pt_strvec_pushf(&s->meta, "tuner_version=%s", version) ||
+	    (o->cost && pt_strvec_pushf(&s->meta, "search=%s",
+					pt_search_algo_name(o->search.algo))) ||
 	    add_meta(s, "budget", "%g", o->budget_s) ||
 	    pt_strvec_pushf(&s->meta, "seed=%" PRIu64, o->seed) ||
 	    pt_strvec_pushf(&s->meta, "iterations=%ld", r->iterations) ||
@@ -32,6 +42,9 @@ static int describe(struct pt_sched *s, const struct pt_tune_opts *o,
 		return PT_ENOMEM;
 	if (r->measured_ms >= 0 &&
 	    add_meta(s, "measured_ms", "%.4f", r->measured_ms))
+		return PT_ENOMEM;
+	if (r->predicted_ms >= 0 &&
+	    add_meta(s, "predicted", "%.6g", r->predicted_ms))
 		return PT_ENOMEM;
 	return 0;
 }
@@ -47,6 +60,9 @@ static int report(const struct pt_tune_opts *o, long long t0, long it,
 	p.budget_s = o->budget_s;
 	p.iterations = it;
 	p.best_ms = best;
+	p.best_cost = -1;
+	p.decisions = 0;
+	p.best = NULL;
 	return o->progress(o->ctx, &p, err);
 }
 
@@ -74,19 +90,15 @@ static double time_one(const struct pt_model *m, const struct pt_sched *s,
 	return t;
 }
 
-int pt_tune(const struct pt_model *m, const struct pt_tune_opts *o,
-	    struct pt_tune_result *r, struct pt_error *err)
+static int tune_interim(const struct pt_model *m,
+			const struct pt_tune_opts *o,
+			struct pt_tune_result *r, struct pt_error *err)
 {
 	long long t0 = pt_time_now_ms(), budget_ms, last_ms = 0;
 	struct pt_sched *best, *cand;
 	double best_ms = -1;
 	int ret;
 
-	memset(r, 0, sizeof(*r));
-	r->predicted_ms = r->measured_ms = -1;
-	if (!m || !o || o->budget_s <= 0 || (o->measure && !o->mopts))
-		return pt_error_set(err, PT_EINVAL,
-				    "pt_tune needs a model, a positive budget and, to measure, measuring options");
 	budget_ms = (long long)(o->budget_s * 1000.0);
 	if (!(best = pt_sched_baseline(m)))
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
@@ -128,6 +140,8 @@ int pt_tune(const struct pt_model *m, const struct pt_tune_opts *o,
 	}
 	memcpy(best->key, m->key, sizeof(best->key));
 	r->elapsed_s = (double)(pt_time_now_ms() - t0) / 1000.0;
+	/* The generators' own meta entries give way to the tuner's. */
+	pt_strvec_clear(&best->meta);
 	if (describe(best, o, r)) {
 		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
 		goto fail;
@@ -137,6 +151,210 @@ int pt_tune(const struct pt_model *m, const struct pt_tune_opts *o,
 fail:
 	pt_sched_free(best);
 	return ret;
+}
+
+/* --- the searches ------------------------------------------------------- */
+
+struct tune_ctx {
+	const struct pt_model *m;
+	const struct pt_space *sp;
+	const struct pt_tune_opts *o;
+	long long t0;
+	long candidates;
+	struct pt_error *err;
+	struct pt_sched *best;   /* want_best: the last best's schedule */
+	uint64_t best_hash;
+};
+
+/* A timeout setting (<= 0: none) capped at `cap` ms. */
+static int clamp_ms(int v, int cap)
+{
+	return v > 0 && v < cap ? v : cap;
+}
+
+/* pt_search_measure_fn: compile and time each state's schedule, one
+ * after the other. */
+static int tune_measure(void *ctx, const struct pt_space_state *const *st,
+			int n, double *ms)
+{
+	struct tune_ctx *tc = ctx;
+	struct pt_tune_opts o = *tc->o;
+	struct pt_measure_opts mo = *tc->o->mopts;
+	int i, ret;
+
+	/* Each candidate gets what is left of the budget, no more: its
+	 * compile, its runs and its waits for the benchmark lock time out
+	 * there (then it counts as failed). Under a second left, the rest
+	 * are not tried. */
+	o.mopts = &mo;
+	for (i = 0; i < n; i++) {
+		struct pt_sched *s = NULL;
+		long long left = (long long)(tc->o->budget_s * 1000.0) -
+				 (pt_time_now_ms() - tc->t0);
+
+		ms[i] = -1;
+		if (tc->o->budget_s > 0 && left < 1000) {
+			if (tc->o->log)
+				fprintf(tc->o->log, "candidate %ld: not timed: the budget is spent\n",
+					tc->candidates++);
+			continue;
+		}
+		if (tc->o->budget_s > 0) {
+			int cap = left > INT32_MAX ? INT32_MAX : (int)left;
+
+			mo.compile_timeout_ms = clamp_ms(tc->o->mopts->
+							 compile_timeout_ms,
+							 cap);
+			mo.run_timeout_ms = clamp_ms(tc->o->mopts->run_timeout_ms,
+						     cap);
+			mo.lock_timeout_ms = clamp_ms(tc->o->mopts->
+						      lock_timeout_ms, cap);
+		}
+		if ((ret = pt_space_sched(tc->sp, st[i], &s)))
+			return ret;
+		ms[i] = time_one(tc->m, s, &o, tc->candidates++);
+		pt_sched_free(s);
+	}
+	return 0;
+}
+
+/* pt_search_progress_fn: pass the search's progress on. */
+static int tune_progress(void *ctx, const struct pt_search_event *e)
+{
+	struct tune_ctx *tc = ctx;
+	struct pt_tune_progress p;
+
+	if (!tc->o->progress)
+		return 0;
+	p.elapsed_s = e->elapsed_s;
+	p.budget_s = tc->o->budget_s;
+	p.iterations = e->simulations;
+	p.best_ms = e->best_ms;
+	p.best_cost = e->best_cost < PT_SEARCH_INVALID ? e->best_cost : -1;
+	p.decisions = e->decisions;
+	p.best = NULL;
+	if (tc->o->want_best && e->best) {
+		uint64_t h = XXH3_64bits(e->best,
+					 pt_space_state_size(tc->sp));
+
+		if (!tc->best || h != tc->best_hash) {
+			struct pt_sched *s = NULL;
+			int ret = pt_space_sched(tc->sp, e->best, &s);
+
+			if (ret)
+				return pt_error_set(tc->err, ret,
+						    "out of memory");
+			pt_sched_free(tc->best);
+			tc->best = s;
+			tc->best_hash = h;
+		}
+		p.best = tc->best;
+	}
+	return tc->o->progress(tc->o->ctx, &p, tc->err);
+}
+
+static int tune_search(const struct pt_model *m, const struct pt_tune_opts *o,
+		       struct pt_tune_result *r, struct pt_error *err)
+{
+	struct pt_space *sp = NULL;
+	struct pt_search_opts so = o->search;
+	struct pt_search_result sr;
+	struct tune_ctx tc;
+	struct pt_error e = PT_ERROR_INIT;
+	struct pt_sched *s = NULL;
+	int ret;
+
+	memset(&sr, 0, sizeof(sr));
+	memset(&tc, 0, sizeof(tc));
+	memset(&so.eval, 0, sizeof(so.eval));
+	if ((ret = pt_space_new(m, NULL, &sp, &e))) {
+		if (ret == PT_ENOMEM)
+			return pt_error_set(err, ret, "out of memory");
+		/* A model the space cannot take: the interim tuner. */
+		if (o->log)
+			fprintf(o->log, "no schedule space for this model (%s); baseline tuner\n",
+				e.msg);
+		return tune_interim(m, o, r, err);
+	}
+	so.threads = so.threads > 0 ? so.threads : 1;
+	if ((ret = pt_search_eval_model(m, sp, o->cost, so.threads,
+					&so.eval, err)))
+		goto out;
+	tc.m = m;
+	tc.sp = sp;
+	tc.o = o;
+	tc.t0 = pt_time_now_ms();
+	tc.candidates = 0;
+	tc.err = err;
+	tc.best = NULL;
+	tc.best_hash = 0;
+	so.budget_s = o->budget_s;
+	so.seed = o->seed;
+	so.measure = o->measure ? tune_measure : NULL;
+	so.measure_ctx = &tc;
+	so.progress = tune_progress;
+	so.progress_ctx = &tc;
+	if ((ret = pt_search(sp, &so, &sr, err)))
+		goto out;
+	if ((ret = pt_space_sched(sp, sr.best, &s))) {
+		pt_error_set(err, ret, "out of memory");
+		goto out;
+	}
+	if (pt_sched_check(m, s, &e)) {
+		/* A bug in the space; never hand it to Halide. */
+		if (o->log)
+			fprintf(o->log, "the space gave an illegal schedule (%s); baseline schedule instead\n",
+				e.msg);
+		pt_sched_free(s);
+		if (!(s = pt_sched_baseline(m))) {
+			ret = pt_error_set(err, PT_ENOMEM, "out of memory");
+			goto out;
+		}
+		sr.measured_ms = -1;
+		sr.cost = -1;
+	}
+	/* The space's meta entries give way to the tuner's. */
+	pt_strvec_clear(&s->meta);
+	memcpy(s->key, m->key, sizeof(s->key));
+	r->iterations = sr.simulations;
+	r->decisions = sr.decisions;
+	r->nodes = sr.nodes;
+	r->measured = sr.measured;
+	r->predicted_ms = sr.cost;
+	r->measured_ms = sr.measured_ms;
+	r->elapsed_s = (double)(pt_time_now_ms() - tc.t0) / 1000.0;
+	if (describe(s, o, r) ||
+	    pt_strvec_pushf(&s->meta, "decisions=%ld", sr.decisions)) {
+		pt_sched_free(s);
+		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
+		goto out;
+	}
+	r->sched = s;
+out:
+	pt_sched_free(tc.best);
+	pt_search_result_release(&sr);
+	pt_search_eval_model_free(&so.eval);
+	pt_space_free(sp);
+	return ret;
+}
+
+void pt_tune_opts_init(struct pt_tune_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	pt_search_opts_init(&o->search);
+}
+
+int pt_tune(const struct pt_model *m, const struct pt_tune_opts *o,
+	    struct pt_tune_result *r, struct pt_error *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->predicted_ms = r->measured_ms = -1;
+	if (!m || !o || (o->measure && !o->mopts) ||
+	    !(o->budget_s > 0 || (o->cost && o->search.iterations > 0)))
+		return pt_error_set(err, PT_EINVAL,
+				    "pt_tune needs a model, a positive budget (or, with a cost model, an iteration count) and, to measure, measuring options");
+	return o->cost ? tune_search(m, o, r, err) :
+			 tune_interim(m, o, r, err);
 }
 
 void pt_tune_result_release(struct pt_tune_result *r)

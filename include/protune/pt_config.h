@@ -31,7 +31,9 @@
  *   store_dir      path  "protune" (relative to the repository root), or
  *                        "off" to turn the git store off
  *   budget         seconds (float > 0)  60: tuning time per miss
- *   decision_time  seconds (float > 0)  1: MCTS decision timeout
+ *   decision_time  seconds (float >= 0) 0: the MCTS decision timeout, at
+ *                  most this per root decision; 0: the budget spread
+ *                  over the decisions left
  *   mode           normal|readonly|frozen|retune|off   normal
  *   seed           unsigned integer     0
  *   threads        integer >= 0         0: one per core
@@ -39,6 +41,7 @@
  *   log_file       path, "" for none    ""
  *   max_size       bytes with optional K/M/G suffix (powers of 1024), 0 for
  *                  no limit            1G: the cache's size limit
+ *   search         mcts|beam|greedy|random   mcts: the search a miss runs
  *
  * Ownership: a struct pt_config owns its strings; pt_config_release frees
  * them. The environment is passed in (no getenv inside), so loading is
@@ -81,6 +84,7 @@ enum pt_conf_key {
 	PT_CONF_MEASURE,
 	PT_CONF_LOG_FILE,
 	PT_CONF_MAX_SIZE,
+	PT_CONF_SEARCH,
 	PT_CONF_NKEYS
 };
 
@@ -95,6 +99,7 @@ struct pt_config {
 	int measure;
 	char *log_file;         /* NULL when none */
 	uint64_t max_size;
+	int search;             /* enum pt_search_algo */
 	/* Where each setting's value came from, and for files the path and
 	 * line ("FILE:LINE"), for PT_CONF_ENV the variable's name. */
 	enum pt_conf_origin origin[PT_CONF_NKEYS];

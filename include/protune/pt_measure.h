@@ -42,6 +42,9 @@ struct pt_measure_opts {
 	double min_time_s;         /* RunGen --benchmark_min_time; <= 0: 0.1 */
 	int compile_timeout_ms;    /* generator + link; <= 0: 600000 */
 	int run_timeout_ms;        /* each RunGen run; <= 0: 120000 */
+	int lock_timeout_ms;       /* waiting for the benchmark lock (each
+				    * time); <= 0: as long as it takes.
+				    * Past it: PT_ETIMEDOUT */
 	int keep_dir;              /* keep the temporary directory */
 	const char *cxx;           /* C++ compiler, NULL for "c++" */
 	const char *reference;     /* a RunGen binary built earlier (a kept

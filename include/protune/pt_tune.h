@@ -1,19 +1,26 @@
 /* pt_tune.h: tuning one model within a budget — the interface the server's
- * miss path calls (doc/tuning.md).
+ * miss path and `protune tune` call (doc/tuning.md, doc/search.md).
  *
- * This release's tuner is named "baseline": without measurement it answers
- * pt_sched_baseline(); with measurement on, it times the baseline and then
- * schedules drawn at random from the legal ones (pt_randsched, seeded from
- * opts->seed) one after the other, while the budget lasts, and answers the
- * fastest. The MCTS tuner replaces it behind this interface.
+ * With a cost model (opts->cost), pt_tune() builds the model's schedule
+ * space and runs the search opts->search names (pt_search.h: the MCTS
+ * ensemble by default; beam, greedy or random) on opts->threads threads
+ * within the budget. With measurement on, the search is "cost+real": at
+ * each MCTS decision the best schedules of the trees are compiled and
+ * timed and the fastest wins; random search times its samples. The answer
+ * passes pt_sched_check(); should the space ever give one that does not,
+ * pt_tune() logs it and answers the baseline schedule instead.
+ *
+ * Without a cost model (none installed) the tuner is the interim one:
+ * pt_sched_baseline(), or with measurement the fastest of the baseline and
+ * random legal schedules (pt_randsched) timed while the budget lasts.
  *
  * Measurement runs one candidate at a time: each compile is one job, run
  * in the slot the calling process already holds under `make -j` (so a
  * build is never oversubscribed), and each benchmark run takes the
  * machine-wide lock (pt_measure_opts.lock_path).
  *
- * Ownership: opts are borrowed; the result's schedule belongs to the
- * caller (pt_tune_result_release). No global state.
+ * Ownership: opts (and the cost model) are borrowed; the result's schedule
+ * belongs to the caller (pt_tune_result_release). No global state.
  *
  * Errors: 0 with a schedule (the best found so far when the budget ran
  * out), or a negative PT_E* with err filled: the progress callback's error
@@ -31,14 +38,26 @@
 #include "protune/pt_model.h"
 #include "protune/pt_sched.h"
 
-#define PT_TUNER_NAME "baseline"
-#define PT_TUNER_VERSION "1"
+#include "protune/pt_cost.h"
+#include "protune/pt_search.h"
+
+/* The tuner's name and version in a schedule's meta entries; the interim
+ * tuner (no cost model) is "baseline" version 1. */
+#define PT_TUNER_NAME "protune"
+#define PT_TUNER_VERSION "2"
 
 struct pt_tune_progress {
 	double elapsed_s, budget_s;
-	long iterations;       /* candidates considered */
-	double best_ms;        /* the best measured (or predicted) time so far,
-				* < 0 when none */
+	long iterations;       /* simulations (complete schedules priced) or
+				* candidates measured */
+	double best_ms;        /* the best measured time so far, < 0 when
+				* none */
+	double best_cost;      /* the best predicted cost so far, < 0 when
+				* none */
+	long decisions;
+	const struct pt_sched *best; /* with opts->want_best: the best
+				      * schedule so far (valid during the
+				      * call), else NULL */
 };
 
 /* Called between steps; a nonzero return stops the search with that
@@ -54,13 +73,25 @@ struct pt_tune_opts {
 	pt_tune_progress_fn *progress;       /* may be NULL */
 	void *ctx;
 	FILE *log;             /* candidate failures and times, or NULL */
+	const struct pt_cost *cost;  /* NULL: the interim tuner */
+	int want_best;         /* progress reports carry the best schedule */
+	/* The search: algo, threads, decision_s, iterations, trees, ...
+	 * (pt_tune_opts_init() sets pt_search_opts_init()'s defaults);
+	 * its budget, seed and callbacks are pt_tune's own. */
+	struct pt_search_opts search;
 };
 
+/* Zero everything, and the search's defaults. */
+void pt_tune_opts_init(struct pt_tune_opts *o);
+
 struct pt_tune_result {
-	struct pt_sched *sched;  /* meta: tuner, tuner_version, budget, seed,
-				  * iterations, measured_ms when measured */
+	struct pt_sched *sched;  /* meta: tuner, tuner_version, search,
+				  * budget, seed, iterations, predicted cost,
+				  * measured_ms when measured */
 	long iterations;
-	double predicted_ms;     /* < 0: unknown (no cost model yet) */
+	long decisions, nodes, measured;
+	double predicted_ms;     /* the cost model's figure (arbitrary units);
+				  * < 0: unknown (no cost model) */
 	double measured_ms;      /* < 0: not measured */
 	double elapsed_s;
 };

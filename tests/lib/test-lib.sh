@@ -37,6 +37,10 @@ GIT_CEILING_DIRECTORIES=$(dirname "$TRASH_DIRECTORY")
 export GIT_CEILING_DIRECTORIES
 # Tests see only protune's build, never a user's settings.
 for v in $(env | sed -n 's/^\(PROTUNE_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+# A miss tunes for its whole budget (60 s by default): tests tune for one
+# second unless they say otherwise.
+PROTUNE_BUDGET=1
+export PROTUNE_BUDGET
 PATH=$PT_BUILD_DIR/bin:$PT_BUILD_DIR/tests:$PATH
 export PATH
 

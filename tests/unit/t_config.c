@@ -75,7 +75,7 @@ PT_TEST(defaults)
 	init(&c);
 	PT_CHECK_STR(c.cache_dir, "/home/u/.cache/protune");
 	PT_CHECK_STR(c.store_dir, "protune");
-	PT_CHECK(c.budget_s == 60 && c.decision_s == 1);
+	PT_CHECK(c.budget_s == 60 && c.decision_s == 0);
 	PT_CHECK_INT(c.mode, PT_MODE_NORMAL);
 	PT_CHECK(c.seed == 0 && c.threads == 0 && c.measure == 0);
 	PT_CHECK(c.log_file == NULL);
@@ -275,6 +275,9 @@ PT_TEST(numbers)
 		{ "budget", "", 0, NULL },
 		{ "decision_time", "0.5", 1, "0.5" },
 		{ "decision_time", "1e6", 0, NULL },
+		{ "decision_time", "0", 1, "0" },
+		{ "decision_time", "-1", 0, NULL },
+		{ "budget", "0", 0, NULL },
 		{ "threads", "0", 1, "0" },
 		{ "threads", "1024", 1, "1024" },
 		{ "threads", "1025", 0, NULL },
@@ -416,13 +419,14 @@ PT_TEST(print)
 		"cache_dir     = /home/u/.cache/protune  # default\n"
 		"store_dir     = protune                 # default\n"
 		"budget        = 30                      # env PROTUNE_BUDGET\n"
-		"decision_time = 1                       # default\n"
+		"decision_time = 0                       # default\n"
 		"mode          = normal                  # default\n"
 		"seed          = 0                       # default\n"
 		"threads       = 0                       # default\n"
 		"measure       = off                     # default\n"
 		"log_file      =                         # default\n"
-		"max_size      = 1G                      # default\n");
+		"max_size      = 1G                      # default\n"
+		"search        = mcts                    # default\n");
 	pt_strbuf_release(&sb);
 	pt_config_release(&c);
 }

@@ -1,0 +1,124 @@
+#!/bin/sh
+test_description='protune tune and the searches behind a miss: legal answers, determinism, budgets, end to end'
+. "$PT_SRCDIR/tests/lib/test-lib.sh"
+. "$PT_SRCDIR/examples/pt-example.sh"
+
+data=$PT_SRCDIR/tests/unit/data
+bench=$PT_SRCDIR/tuner/train/models
+MP=machine_params=2,16777216,40
+
+# elapsed COMMAND...: run it, print its wall time in ms on fd 3.
+elapsed() {
+	_t0=$(date +%s%N)
+	"$@"
+	_rc=$?
+	echo $(( ($(date +%s%N) - _t0) / 1000000 )) >&3
+	return $_rc
+}
+
+test_expect_success 'every search answers a legal, complete schedule' '
+	for s in mcts beam greedy random; do
+		protune tune "$data/harris.model" --search $s --budget 1 \
+			>$s.sched 2>$s.err &&
+		protune check "$data/harris.model" $s.sched &&
+		grep "^meta search=$s\$" $s.sched &&
+		grep "^meta tuner=protune\$" $s.sched &&
+		grep "^protune: tune $s: " $s.err || return 1
+	done
+'
+
+test_expect_success 'same seed and iteration counts: the same schedule on 1 and 2 threads' '
+	for t in 1 2; do
+		protune tune "$data/local_laplacian.model" --iterations 4 \
+			--trees 3 --greedy-trees 1 --seed 5 --threads $t \
+			>mcts$t.sched 2>/dev/null || return 1
+	done &&
+	test_cmp mcts1.sched mcts2.sched &&
+	protune tune "$data/local_laplacian.model" --iterations 4 \
+		--trees 3 --greedy-trees 1 --seed 6 >other.sched 2>/dev/null &&
+	protune check "$data/local_laplacian.model" other.sched &&
+	for t in 1 2; do
+		protune tune "$data/local_laplacian.model" --search random \
+			--iterations 500 --seed 5 --threads $t \
+			>random$t.sched 2>/dev/null || return 1
+	done &&
+	test_cmp random1.sched random2.sched
+'
+
+# The budget's margin: the rounds end at the budget, then one iteration of
+# each tree may still be running (a greedy simulation of local Laplacian at
+# benchmark size takes up to about 0.3 s here).
+test_expect_success 'a 3 s budget returns within 3 s plus 1.5 s, with a legal schedule' '
+	elapsed protune tune "$bench/local_laplacian.model" --budget 3 \
+		--threads 2 >ll.sched 2>ll.err 3>ms &&
+	cat ll.err ms &&
+	test "$(cat ms)" -ge 2900 &&
+	test "$(cat ms)" -le 4500 &&
+	protune check "$bench/local_laplacian.model" ll.sched
+'
+
+test_expect_success 'a tiny node cap still gives a complete schedule' '
+	protune tune "$data/camera_pipe.model" --max-nodes 16 --budget 1 \
+		>cap.sched 2>cap.err &&
+	protune check "$data/camera_pipe.model" cap.sched
+'
+
+test_expect_success '--trace writes the decisions and every new best schedule' '
+	protune tune "$data/unsharp.model" --budget 1 --trace tr >t.sched &&
+	head -1 tr/trace.tsv | grep "^elapsed_s	decisions	simulations	best_cost	best_ms	sched\$" &&
+	test "$(wc -l <tr/trace.tsv)" -ge 2 &&
+	for f in tr/best-*.sched; do
+		protune check "$data/unsharp.model" "$f" || return 1
+	done
+'
+
+test_expect_success 'bad options are usage errors that say why' '
+	test_expect_code 2 protune tune "$data/blur.model" --search bean 2>err &&
+	grep "not one of mcts, beam, greedy, random" err &&
+	test_expect_code 2 protune tune "$data/blur.model" --budget -1 2>err &&
+	grep "budget" err &&
+	test_expect_code 2 protune tune "$data/blur.model" --frobnicate 1 2>err &&
+	grep "unknown option" err &&
+	test_expect_code 2 protune tune 2>err &&
+	grep "no model" err &&
+	test_must_fail protune tune "$data/blur.model" --cost-model /nonexistent 2>err &&
+	grep "/nonexistent" err
+'
+
+test_expect_success 'a cost model for other features is refused by name' '
+	sed "s/^features .*/features 999/" \
+		"$PT_BUILD_DIR/share/protune/default.cost" >old.cost &&
+	test_must_fail protune tune "$data/blur.model" --cost-model old.cost 2>err &&
+	grep "old.cost" err
+'
+
+# End to end: generator runs through protune-cc miss, tune with MCTS and
+# store; the programs give the reference output bit for bit.
+for ex in blur local_laplacian; do
+	test_expect_success "$ex: a miss through protune-cc tunes with MCTS and is correct" "
+		gen=\$PT_BUILD_DIR/ex/bin/$ex.generator &&
+		mkdir -p $ex-ref $ex-tuned &&
+		protune-cc \"\$gen\" -g $ex -o $ex-ref -e static_library,h,registration \
+			-n $ex target=host size=test $MP auto_schedule=false 2>/dev/null &&
+		PROTUNE_BUDGET=2 protune-cc \"\$gen\" -g $ex -o $ex-tuned \
+			-e static_library,h,registration,schedule -n $ex target=host \
+			size=test $MP 2>err &&
+		cat err &&
+		grep \"miss (new-key), tuned\" err &&
+		protune ls >ls &&
+		key=\$(awk '\$2 == \"$ex\" { print \$1 }' ls | head -1) &&
+		protune show \"\$key\" --text >stored &&
+		grep '^meta search=mcts\$' stored &&
+		grep '^meta tuner=protune\$' stored &&
+		for d in $ex-ref $ex-tuned; do
+			c++ -std=c++17 -O1 -isystem \"\$PT_HALIDE_INCDIR\" \
+				\"\$PT_BUILD_DIR/ex/obj/RunGenMain.o\" \$d/$ex.registration.cpp \
+				\$d/$ex.a -ldl -lpthread -o \$d/rungen || return 1
+		done &&
+		pt_rungen_run $ex-ref/rungen ref.tmp 1 &&
+		pt_rungen_run $ex-tuned/rungen tuned.tmp 1 &&
+		pt_ex_compare $ex ref.tmp tuned.tmp
+	"
+done
+
+test_done

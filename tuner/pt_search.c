@@ -1,0 +1,1012 @@
+/* pt_search.c: the searches' common part (options, costs, threads, the best
+ * so far), random search and beam search; MCTS is in pt_mcts.c. */
+#include "pt_search_int.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+
+/* --- names and defaults --------------------------------------------------- */
+
+static const char *const algo_names[] = { "mcts", "beam", "greedy",
+					  "random" };
+static const char *const formula_names[] = { "protuner", "cp10", "sqrt2" };
+
+/* The index of `name` in names[0..n-1], or -1. */
+static int name_index(const char *const *names, int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -1;
+}
+
+const char *pt_search_algo_name(enum pt_search_algo a)
+{
+	return (unsigned)a < 4 ? algo_names[a] : NULL;
+}
+
+int pt_search_algo_parse(const char *name)
+{
+	return name_index(algo_names, 4, name);
+}
+
+const char *pt_mcts_formula_name(enum pt_mcts_formula f)
+{
+	return (unsigned)f < 3 ? formula_names[f] : NULL;
+}
+
+int pt_mcts_formula_parse(const char *name)
+{
+	return name_index(formula_names, 3, name);
+}
+
+void pt_search_opts_init(struct pt_search_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->algo = PT_SEARCH_MCTS;
+	o->threads = 1;
+	o->trees = 15;
+	o->greedy_trees = 1;
+	o->formula = PT_MCTS_PROTUNER;
+	o->widen = 0.5;
+}
+
+/* --- the standard cost function ------------------------------------------- */
+
+struct eval_thread {
+	struct pt_features *fx;
+	double *rows;
+};
+
+struct eval_model {
+	const struct pt_model *m;
+	const struct pt_space *sp;
+	const struct pt_cost *cost;
+	int threads;
+	struct eval_thread *t;
+};
+
+static int eval_model_cost(void *ctx, int thread,
+			   const struct pt_space_state *st, double *cost)
+{
+	struct eval_model *ev = ctx;
+	struct eval_thread *et = &ev->t[thread];
+	const struct pt_model *m = ev->m;
+	double terms[PT_TERM_COUNT];
+	struct pt_sched *s = NULL;
+	int next = -1, i, ret;
+
+	*cost = PT_SEARCH_INVALID;
+	ret = pt_space_sched(ev->sp, st, &s);
+	if (ret == PT_ENOMEM)
+		return ret;
+	if (ret)
+		return 0;
+	ret = pt_features_compute(et->fx, s, et->rows, NULL);
+	pt_sched_free(s);
+	if (ret == PT_ENOMEM)
+		return ret;
+	if (ret)
+		return 0;
+	/* A partial state: only the Funcs decided so far (the output side,
+	 * Funcs at and above the next decision's) are priced. */
+	if (!pt_space_complete(ev->sp, st) &&
+	    !pt_space_next(ev->sp, st, &next, NULL, NULL))
+		for (i = 0; i < m->nstages; i++)
+			if (m->stages[i].func < next)
+				memset(&et->rows[(size_t)i * PT_FEAT_COUNT], 0,
+				       PT_FEAT_COUNT * sizeof(double));
+	pt_cost_terms(m, et->fx, et->rows, terms);
+	*cost = pt_cost_predict(ev->cost, terms);
+	if (!(*cost >= 0 && *cost < PT_SEARCH_INVALID))
+		*cost = PT_SEARCH_INVALID;
+	return 0;
+}
+
+void pt_search_eval_model_free(struct pt_search_eval *e)
+{
+	struct eval_model *ev = e ? e->ctx : NULL;
+	int i;
+
+	if (!ev)
+		return;
+	for (i = 0; i < ev->threads; i++) {
+		pt_features_free(ev->t[i].fx);
+		free(ev->t[i].rows);
+	}
+	free(ev->t);
+	free(ev);
+	e->ctx = NULL;
+}
+
+int pt_search_eval_model(const struct pt_model *m, const struct pt_space *sp,
+			 const struct pt_cost *cost, int threads,
+			 struct pt_search_eval *out, struct pt_error *err)
+{
+	struct eval_model *ev;
+	int i, ret;
+
+	out->cost = eval_model_cost;
+	out->ctx = NULL;
+	if (threads < 1)
+		threads = 1;
+	if (!(ev = calloc(1, sizeof(*ev))) ||
+	    !(ev->t = calloc((size_t)threads, sizeof(*ev->t)))) {
+		free(ev);
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	}
+	ev->m = m;
+	ev->sp = sp;
+	ev->cost = cost;
+	ev->threads = threads;
+	out->ctx = ev;
+	for (i = 0; i < threads; i++) {
+		if ((ret = pt_features_new(m, &ev->t[i].fx, err))) {
+			pt_search_eval_model_free(out);
+			return ret;
+		}
+		ev->t[i].rows = malloc((size_t)(m->nstages ? m->nstages : 1) *
+				       PT_FEAT_COUNT * sizeof(double));
+		if (!ev->t[i].rows) {
+			pt_search_eval_model_free(out);
+			return pt_error_set(err, PT_ENOMEM, "out of memory");
+		}
+	}
+	return 0;
+}
+
+/* --- the run's helpers ---------------------------------------------------- */
+
+double ps_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+uint64_t ps_hash(const struct pt_space_state *st, size_t ssz)
+{
+	return XXH3_64bits(st, ssz);
+}
+
+int ps_cost(struct ps_run *r, int t, const struct pt_space_state *st,
+	    double *cost)
+{
+	int ret = r->o->eval.cost(r->o->eval.ctx, t, st, cost);
+
+	if (!ret && !(*cost >= 0 && *cost < PT_SEARCH_INVALID))
+		*cost = PT_SEARCH_INVALID;
+	return ret;
+}
+
+static int copy_state(struct ps_run *r, struct pt_space_state **dst,
+		      const struct pt_space_state *src)
+{
+	if (!*dst && !(*dst = malloc(r->ssz)))
+		return PT_ENOMEM;
+	memcpy(*dst, src, r->ssz);
+	return 0;
+}
+
+int ps_offer(struct ps_run *r, const struct pt_space_state *st, double cost)
+{
+	if (r->best && !(cost < r->best_cost))
+		return 0;
+	r->best_cost = cost;
+	return copy_state(r, &r->best, st);
+}
+
+int ps_progress(struct ps_run *r)
+{
+	struct pt_search_event e;
+
+	if (!r->o->progress)
+		return 0;
+	e.elapsed_s = ps_now() - r->t0;
+	e.decisions = r->decisions;
+	e.simulations = r->simulations;
+	e.best_cost = r->best ? r->best_cost : PT_SEARCH_INVALID;
+	e.best_ms = r->best_m ? r->best_ms : -1;
+	e.best = r->best_m ? r->best_m : r->best;
+	return r->o->progress(r->o->progress_ctx, &e);
+}
+
+int ps_measure(struct ps_run *r, const struct pt_space_state *const *st,
+	       const double *cost, int n, double *ms)
+{
+	const struct pt_space_state **todo;
+	uint64_t *h;
+	double *got;
+	int i, k, ntodo = 0, ret = 0;
+
+	if (n <= 0)
+		return 0;
+	todo = malloc((size_t)n * sizeof(*todo));
+	h = malloc((size_t)n * sizeof(*h));
+	got = malloc((size_t)n * sizeof(*got));
+	if (!todo || !h || !got) {
+		ret = PT_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		size_t j;
+
+		h[i] = ps_hash(st[i], r->ssz);
+		ms[i] = -2;  /* not measured yet */
+		for (j = 0; j < r->nm; j++)
+			if (r->mhash[j] == h[i])
+				ms[i] = r->mms[j];
+		for (k = 0; k < i && ms[i] == -2; k++)
+			if (h[k] == h[i])
+				ms[i] = -3;  /* a duplicate in this batch */
+		if (ms[i] == -2)
+			todo[ntodo++] = st[i];
+	}
+	if (ntodo) {
+		ret = r->o->measure(r->o->measure_ctx, todo, ntodo, got);
+		if (ret)
+			goto out;
+		r->measured += ntodo;
+	}
+	for (i = 0, k = 0; i < n; i++) {
+		if (ms[i] == -2) {
+			if (r->nm == r->capm) {
+				size_t c = r->capm ? 2 * r->capm : 64;
+				uint64_t *nh = realloc(r->mhash,
+						       c * sizeof(*nh));
+				double *nt;
+
+				if (nh)
+					r->mhash = nh;
+				nt = nh ? realloc(r->mms, c * sizeof(*nt))
+					: NULL;
+				if (!nt) {
+					ret = PT_ENOMEM;
+					goto out;
+				}
+				r->mms = nt;
+				r->capm = c;
+			}
+			ms[i] = got[k++];
+			r->mhash[r->nm] = h[i];
+			r->mms[r->nm++] = ms[i];
+			if (ms[i] < 0)
+				r->invalid++;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (ms[i] == -3)  /* its first copy was measured above */
+			for (k = 0; k < i; k++)
+				if (h[k] == h[i])
+					ms[i] = ms[k];
+		if (ms[i] >= 0 && (!r->best_m || ms[i] < r->best_ms)) {
+			if ((ret = copy_state(r, &r->best_m, st[i])))
+				goto out;
+			r->best_ms = ms[i];
+			r->best_m_cost = cost ? cost[i] : PT_SEARCH_INVALID;
+		}
+	}
+out:
+	free(todo);
+	free(h);
+	free(got);
+	return ret;
+}
+
+static int grow_kids(struct ps_run *r, struct ps_thread *th)
+{
+	size_t c = th->capkids ? 2 * th->capkids : 64, i;
+	struct pt_space_state **k = realloc(th->kids, c * sizeof(*k));
+
+	if (!k)
+		return PT_ENOMEM;
+	th->kids = k;
+	for (i = th->capkids; i < c; i++)
+		k[i] = NULL;
+	for (i = th->capkids; i < c; i++)
+		if (!(k[i] = malloc(r->ssz)))
+			return PT_ENOMEM;
+	th->capkids = c;
+	return 0;
+}
+
+struct kid_ctx {
+	struct ps_run *r;
+	struct ps_thread *th;
+};
+
+static int take_kid(void *arg, const struct pt_space_state *child)
+{
+	struct kid_ctx *kc = arg;
+	int ret;
+
+	if (kc->th->nkids == kc->th->capkids &&
+	    (ret = grow_kids(kc->r, kc->th)))
+		return ret;
+	memcpy(kc->th->kids[kc->th->nkids++], child, kc->r->ssz);
+	return 0;
+}
+
+int ps_children(struct ps_run *r, struct ps_thread *th,
+		const struct pt_space_state *st)
+{
+	struct kid_ctx kc = { r, th };
+	int n;
+
+	th->nkids = 0;
+	n = pt_space_children(r->sp, st, th->w, take_kid, &kc);
+	return n < 0 ? n : (int)th->nkids;
+}
+
+struct par {
+	int (*fn)(void *ctx, int t);
+	void *ctx;
+	int t, ret;
+};
+
+static void *par_main(void *arg)
+{
+	struct par *p = arg;
+
+	p->ret = p->fn(p->ctx, p->t);
+	return NULL;
+}
+
+int ps_parallel(int n, int (*fn)(void *ctx, int t), void *ctx)
+{
+	struct par *p;
+	pthread_t *tid;
+	int i, started = 0, ret = 0;
+
+	if (n <= 1)
+		return fn(ctx, 0);
+	p = calloc((size_t)n, sizeof(*p));
+	tid = calloc((size_t)n, sizeof(*tid));
+	if (!p || !tid) {
+		free(p);
+		free(tid);
+		return PT_ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		p[i].fn = fn;
+		p[i].ctx = ctx;
+		p[i].t = i;
+	}
+	/* Threads that cannot be started leave their work to thread 0,
+	 * which then runs their share after its own. */
+	for (i = 1; i < n; i++) {
+		if (pthread_create(&tid[i], NULL, par_main, &p[i]))
+			break;
+		started = i;
+	}
+	p[0].ret = fn(ctx, 0);
+	for (i = started + 1; i < n; i++)
+		p[i].ret = fn(ctx, i);
+	for (i = 1; i <= started; i++)
+		pthread_join(tid[i], NULL);
+	for (i = 0; i < n && !ret; i++)
+		ret = p[i].ret;
+	free(p);
+	free(tid);
+	return ret;
+}
+
+/* --- random search -------------------------------------------------------- */
+
+/* Sample i's generator: a function of the seed and i only, so a count of
+ * samples gives the same states whatever the threads. */
+static uint64_t sample_rng(uint64_t seed, long i)
+{
+	uint64_t s = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1));
+
+	return pt_space_rand(&s);
+}
+
+struct rnd {
+	struct ps_run *r;
+	const struct pt_space_state *root;
+	long first, n;                   /* samples [first, first + n) */
+	struct pt_space_state **st;      /* per sample in the batch */
+	double *cost;
+	double deadline;
+};
+
+static int rnd_thread(void *ctx, int t)
+{
+	struct rnd *b = ctx;
+	struct ps_run *r = b->r;
+	long i;
+	int ret;
+
+	for (i = t; i < b->n; i += r->threads) {
+		uint64_t rng = sample_rng(r->o->seed, b->first + i);
+
+		b->cost[i] = -1;  /* not drawn */
+		if (b->deadline < INFINITY && ps_now() >= b->deadline)
+			return 0;
+		if ((ret = pt_space_random_complete(r->sp, b->root,
+						    r->th[t].w, &rng,
+						    b->st[i])) ||
+		    (ret = ps_cost(r, t, b->st[i], &b->cost[i])))
+			return ret;
+	}
+	return 0;
+}
+
+static int search_random(struct ps_run *r, const struct pt_space_state *root)
+{
+	const struct pt_search_opts *o = r->o;
+	struct rnd b;
+	long done = 0, batch = o->measure ? r->threads : 256, i;
+	double *ms = NULL, last = 0;
+	int ret = 0;
+
+	memset(&b, 0, sizeof(b));
+	b.r = r;
+	b.root = root;
+	b.deadline = o->measure ? INFINITY : r->deadline;
+	b.st = calloc((size_t)batch, sizeof(*b.st));
+	b.cost = calloc((size_t)batch, sizeof(*b.cost));
+	ms = calloc((size_t)batch, sizeof(*ms));
+	if (!b.st || !b.cost || !ms) {
+		ret = PT_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < batch; i++)
+		if (!(b.st[i] = malloc(r->ssz))) {
+			ret = PT_ENOMEM;
+			goto out;
+		}
+	for (;;) {
+		double now = ps_now();
+
+		if (o->iterations > 0 && done >= o->iterations)
+			break;
+		/* With measurement, start a batch only when one like the
+		 * last still fits in the budget. */
+		if (now >= r->deadline || (o->measure && done &&
+					   now + last > r->deadline)) {
+			r->out_of_time = !(o->iterations > 0);
+			break;
+		}
+		b.first = done;
+		b.n = batch;
+		if (o->iterations > 0 && b.n > o->iterations - done)
+			b.n = o->iterations - done;
+		if ((ret = ps_parallel(r->threads, rnd_thread, &b)))
+			goto out;
+		for (i = 0; i < b.n; i++) {
+			if (b.cost[i] < 0)
+				continue;
+			r->simulations++;
+			if ((ret = ps_offer(r, b.st[i], b.cost[i])))
+				goto out;
+		}
+		if (o->measure) {
+			int n = 0;
+
+			for (i = 0; i < b.n; i++)
+				if (b.cost[i] >= 0)
+					b.st[n++] = b.st[i];
+			/* (b.st keeps every buffer: only pointers moved) */
+			if ((ret = ps_measure(r, (const struct pt_space_state
+						  *const *)b.st, NULL, n,
+					      ms)))
+				goto out;
+			last = ps_now() - now;
+		}
+		done += b.n;
+		r->decisions++;
+		if ((ret = ps_progress(r)))
+			goto out;
+	}
+out:
+	if (b.st)
+		for (i = 0; i < batch; i++)
+			free(b.st[i]);
+	free(b.st);
+	free(b.cost);
+	free(ms);
+	return ret;
+}
+
+/* --- beam search with coarse-to-fine passes ------------------------------ */
+
+/* hash_d (Adams 2019 §3.2 hashes the loop nest to depth d; this is the
+ * same idea over the schedule): d = 1, where each Func decided so far is
+ * computed (inline, root, or at which Func); d = 2, also the loop it is
+ * computed and stored at and, per stage, which dims are parallel and how
+ * many splits it has; d >= 3, the whole schedule. Funcs not decided yet
+ * are left out. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t str_hash(const char *s)
+{
+	return s ? XXH3_64bits(s, strlen(s)) : 0;
+}
+
+static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
+		       int d, uint64_t *out)
+{
+	struct pt_sched *s = NULL;
+	int next = -1, f, k, i, ret;
+	uint64_t h = (uint64_t)d;
+
+	if (d >= 3) {
+		*out = mix(h, ps_hash(st, r->ssz));
+		return 0;
+	}
+	if ((ret = pt_space_sched(r->sp, st, &s)))
+		return ret;
+	if (!pt_space_complete(r->sp, st))
+		pt_space_next(r->sp, st, &next, NULL, NULL);
+	for (f = next + 1; f < s->nfuncs; f++) {
+		const struct pt_sched_func *sf = &s->funcs[f];
+
+		h = mix(h, (uint64_t)f);
+		h = mix(h, (uint64_t)sf->compute);
+		if (sf->compute == PT_COMPUTE_AT)
+			h = mix(h, (uint64_t)sf->compute_at.func);
+		if (d < 2)
+			continue;
+		if (sf->compute == PT_COMPUTE_AT) {
+			h = mix(h, str_hash(sf->compute_at.loop));
+			h = mix(h, (uint64_t)sf->store_root);
+			h = mix(h, str_hash(sf->store_at.loop));
+		}
+		for (k = 0; k < sf->nstages; k++) {
+			int splits = 0;
+
+			for (i = 0; i < sf->stages[k].ndirs; i++) {
+				const struct pt_directive *dr =
+					&sf->stages[k].dirs[i];
+
+				if (dr->kind == PT_DIR_SPLIT)
+					splits++;
+				else if (dr->kind == PT_DIR_PARALLEL)
+					h = mix(h, str_hash(dr->dim));
+			}
+			h = mix(h, (uint64_t)splits);
+		}
+	}
+	pt_sched_free(s);
+	*out = h;
+	return 0;
+}
+
+struct bstate {
+	struct pt_space_state *st;
+	double cost;
+	uint64_t *anc;     /* hash_p of it and its ancestors */
+	int nanc;
+	int dup;           /* its hash_{p+1} repeats a better state's */
+	size_t seq;        /* the order it was generated in (ties) */
+};
+
+struct hset {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int hset_has(const struct hset *s, uint64_t h)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->v[i] == h)
+			return 1;
+	return 0;
+}
+
+static int hset_add(struct hset *s, uint64_t h)
+{
+	if (hset_has(s, h))
+		return 0;
+	if (s->n == s->cap) {
+		size_t c = s->cap ? 2 * s->cap : 64;
+		uint64_t *v = realloc(s->v, c * sizeof(*v));
+
+		if (!v)
+			return PT_ENOMEM;
+		s->v = v;
+		s->cap = c;
+	}
+	s->v[s->n++] = h;
+	return 0;
+}
+
+struct cands {
+	struct bstate *v;
+	size_t n, cap;
+};
+
+static void bstate_free(struct bstate *b)
+{
+	free(b->st);
+	free(b->anc);
+	b->st = NULL;
+	b->anc = NULL;
+}
+
+static int cands_push(struct ps_run *r, struct cands *c,
+		      const struct pt_space_state *st, const struct bstate *par)
+{
+	struct bstate *b;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct bstate *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return PT_ENOMEM;
+		c->v = v;
+		c->cap = cap;
+	}
+	b = &c->v[c->n];
+	memset(b, 0, sizeof(*b));
+	if (!(b->st = malloc(r->ssz)) ||
+	    !(b->anc = malloc((size_t)(par ? par->nanc + 1 : 1) *
+			      sizeof(*b->anc)))) {
+		bstate_free(b);
+		return PT_ENOMEM;
+	}
+	memcpy(b->st, st, r->ssz);
+	if (par && par->nanc)
+		memcpy(b->anc, par->anc, (size_t)par->nanc * sizeof(*b->anc));
+	b->nanc = par ? par->nanc : 0;
+	c->n++;
+	return 0;
+}
+
+static void cands_clear(struct cands *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		bstate_free(&c->v[i]);
+	c->n = 0;
+}
+
+struct beam_cost {
+	struct ps_run *r;
+	struct cands *c;
+};
+
+static int beam_cost_thread(void *ctx, int t)
+{
+	struct beam_cost *bc = ctx;
+	size_t i;
+	int ret;
+
+	for (i = (size_t)t; i < bc->c->n; i += (size_t)bc->r->threads)
+		if ((ret = ps_cost(bc->r, t, bc->c->v[i].st,
+				   &bc->c->v[i].cost)))
+			return ret;
+	return 0;
+}
+
+static int by_cost(const void *a, const void *b)
+{
+	const struct bstate *x = a, *y = b;
+
+	if (x->dup != y->dup)
+		return x->dup - y->dup;
+	if (x->cost < y->cost)
+		return -1;
+	if (x->cost > y->cost)
+		return 1;
+	/* Equal costs: the order they were generated in decides, so the
+	 * result never depends on qsort's. */
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* One pass of the beam: from the root to complete states, keeping `beam`
+ * states a step. Pass p > 1 keeps only states whose hash_{p-1} is in
+ * `allowed` (all, when that leaves none) and moves states whose
+ * hash_{p+1} repeats a better one's behind the others. The ancestors'
+ * hash_p of the `keep` best complete states go into `next`. */
+static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
+		     int p, int beam, const struct hset *allowed,
+		     struct hset *next, int keep)
+{
+	struct ps_thread *th = &r->th[0];
+	struct cands cur = { 0 }, kids = { 0 }, done = { 0 };
+	struct beam_cost bc;
+	size_t i, k;
+	int ret, n;
+	uint64_t h;
+
+	if ((ret = cands_push(r, &cur, root, NULL)) ||
+	    (ret = coarse_hash(r, root, p, &h)))
+		goto out;
+	cur.v[0].anc[cur.v[0].nanc++] = h;
+	while (cur.n) {
+		if (ps_now() >= r->deadline) {
+			r->out_of_time = 1;
+			break;
+		}
+		cands_clear(&kids);
+		for (i = 0; i < cur.n; i++) {
+			if ((n = ps_children(r, th, cur.v[i].st)) < 0) {
+				ret = n;
+				goto out;
+			}
+			for (k = 0; k < (size_t)n; k++)
+				if ((ret = cands_push(r, &kids, th->kids[k],
+						      &cur.v[i])))
+					goto out;
+		}
+		/* Coarse-to-fine: only permissible states. */
+		if (p > 1 && allowed->n) {
+			size_t m = 0, ok = 0;
+
+			for (i = 0; i < kids.n; i++) {
+				if ((ret = coarse_hash(r, kids.v[i].st, p - 1,
+						       &h)))
+					goto out;
+				kids.v[i].dup = !hset_has(allowed, h);
+				ok += !kids.v[i].dup;
+			}
+			for (i = 0; ok && i < kids.n; i++) {
+				if (kids.v[i].dup)
+					bstate_free(&kids.v[i]);
+				else
+					kids.v[m++] = kids.v[i];
+			}
+			if (ok)
+				kids.n = m;
+		}
+		bc.r = r;
+		bc.c = &kids;
+		if ((ret = ps_parallel(r->threads, beam_cost_thread, &bc)))
+			goto out;
+		for (i = 0; i < kids.n; i++) {
+			kids.v[i].dup = 0;
+			kids.v[i].seq = i;
+			if ((ret = coarse_hash(r, kids.v[i].st, p, &h)))
+				goto out;
+			kids.v[i].anc[kids.v[i].nanc++] = h;
+		}
+		qsort(kids.v, kids.n, sizeof(*kids.v), by_cost);
+		/* Diversity: a state whose hash_{p+1} repeats a better one's
+		 * goes behind the others (Adams 2019's penalty). */
+		if (beam > 1) {
+			struct hset seen = { 0 };
+
+			for (i = 0; i < kids.n; i++) {
+				if ((ret = coarse_hash(r, kids.v[i].st, p + 1,
+						       &h)))
+					break;
+				kids.v[i].dup = hset_has(&seen, h);
+				if (!kids.v[i].dup && (ret = hset_add(&seen,
+								      h)))
+					break;
+			}
+			free(seen.v);
+			if (ret)
+				goto out;
+			qsort(kids.v, kids.n, sizeof(*kids.v), by_cost);
+		}
+		r->decisions++;
+		cands_clear(&cur);
+		for (i = 0; i < kids.n && cur.n < (size_t)beam; i++) {
+			struct cands *to = pt_space_complete(r->sp,
+							     kids.v[i].st) ?
+				&done : &cur;
+
+			if (to == &done) {
+				r->simulations++;
+				if ((ret = ps_offer(r, kids.v[i].st,
+						    kids.v[i].cost)))
+					goto out;
+			}
+			if (to->n == to->cap) {
+				size_t c = to->cap ? 2 * to->cap : 64;
+				struct bstate *v = realloc(to->v,
+							   c * sizeof(*v));
+
+				if (!v) {
+					ret = PT_ENOMEM;
+					goto out;
+				}
+				to->v = v;
+				to->cap = c;
+			}
+			to->v[to->n++] = kids.v[i];
+			memset(&kids.v[i], 0, sizeof(kids.v[i]));
+		}
+		if ((ret = ps_progress(r)))
+			goto out;
+	}
+	/* The best complete states of this pass lead the next one. */
+	for (i = 0; i < done.n; i++) {
+		done.v[i].dup = 0;
+		done.v[i].seq = i;
+	}
+	qsort(done.v, done.n, sizeof(*done.v), by_cost);
+	for (i = 0; i < done.n && i < (size_t)keep; i++)
+		for (k = 0; k < (size_t)done.v[i].nanc; k++)
+			if ((ret = hset_add(next, done.v[i].anc[k])))
+				goto out;
+out:
+	cands_clear(&cur);
+	cands_clear(&kids);
+	cands_clear(&done);
+	free(cur.v);
+	free(kids.v);
+	free(done.v);
+	return ret;
+}
+
+static int search_beam(struct ps_run *r, const struct pt_space_state *root)
+{
+	const struct pt_search_opts *o = r->o;
+	int greedy = o->algo == PT_SEARCH_GREEDY;
+	int beam = greedy ? 1 : o->beam > 0 ? o->beam : 32;
+	int passes = o->passes > 0 ? o->passes : greedy ? 1 : 5;
+	struct hset allowed = { 0 }, next = { 0 };
+	int p, ret = 0;
+
+	for (p = 1; p <= passes && !ret; p++) {
+		if (p > 1 && ps_now() >= r->deadline) {
+			r->out_of_time = 1;
+			break;
+		}
+		next.n = 0;
+		ret = beam_pass(r, root, p, beam, &allowed, &next, 3);
+		{
+			struct hset t = allowed;
+
+			allowed = next;
+			next = t;
+		}
+	}
+	free(allowed.v);
+	free(next.v);
+	return ret;
+}
+
+/* --- pt_search ------------------------------------------------------------ */
+
+static int check_opts(const struct pt_search_opts *o, struct pt_error *err)
+{
+	if ((unsigned)o->algo > PT_SEARCH_RANDOM || !o->eval.cost)
+		return pt_error_set(err, PT_EINVAL,
+				    "pt_search: unknown search or no cost function");
+	if (!(o->budget_s > 0) && !(o->iterations > 0))
+		return pt_error_set(err, PT_EINVAL,
+				    "pt_search: needs a budget or an iteration count");
+	if (o->algo == PT_SEARCH_MCTS &&
+	    (o->trees < 0 || o->greedy_trees < 0 ||
+	     o->trees + o->greedy_trees < 1 ||
+	     (unsigned)o->formula > PT_MCTS_SQRT2))
+		return pt_error_set(err, PT_EINVAL,
+				    "pt_search: MCTS needs at least one tree and a known formula");
+	return 0;
+}
+
+static void run_free(struct ps_run *r)
+{
+	int i;
+	size_t k;
+
+	if (r->th) {
+		for (i = 0; i < r->threads; i++) {
+			pt_space_work_free(r->th[i].w);
+			free(r->th[i].tmp);
+			free(r->th[i].tmp2);
+			for (k = 0; k < r->th[i].capkids; k++)
+				free(r->th[i].kids[k]);
+			free(r->th[i].kids);
+		}
+	}
+	free(r->th);
+	free(r->best);
+	free(r->best_m);
+	free(r->mhash);
+	free(r->mms);
+}
+
+int pt_search(const struct pt_space *sp, const struct pt_search_opts *o,
+	      struct pt_search_result *res, struct pt_error *err)
+{
+	struct ps_run r;
+	struct pt_space_state *root = NULL;
+	int i, ret;
+
+	memset(res, 0, sizeof(*res));
+	res->measured_ms = -1;
+	if ((ret = check_opts(o, err)))
+		return ret;
+	memset(&r, 0, sizeof(r));
+	r.sp = sp;
+	r.o = o;
+	r.ssz = pt_space_state_size(sp);
+	r.threads = o->threads > 0 ? o->threads : 1;
+	r.t0 = ps_now();
+	r.deadline = o->budget_s > 0 ? r.t0 + o->budget_s : INFINITY;
+	r.best_cost = r.best_ms = PT_SEARCH_INVALID;
+	if (!(r.th = calloc((size_t)r.threads, sizeof(*r.th))))
+		goto nomem;
+	for (i = 0; i < r.threads; i++)
+		if (!(r.th[i].w = pt_space_work_new(sp)) ||
+		    !(r.th[i].tmp = pt_space_state_new(sp)) ||
+		    !(r.th[i].tmp2 = pt_space_state_new(sp)))
+			goto nomem;
+	if (!(root = pt_space_state_new(sp)))
+		goto nomem;
+	if ((ret = pt_space_root(sp, r.th[0].w, root)))
+		goto fail;
+	/* There is always an answer: one random complete state first. */
+	{
+		uint64_t rng = sample_rng(o->seed, -1);
+		double c;
+
+		if ((ret = pt_space_random_complete(sp, root, r.th[0].w, &rng,
+						    r.th[0].tmp)) ||
+		    (ret = ps_cost(&r, 0, r.th[0].tmp, &c)) ||
+		    (ret = ps_offer(&r, r.th[0].tmp, c)))
+			goto fail;
+		r.simulations++;
+	}
+	switch (o->algo) {
+	case PT_SEARCH_MCTS:
+		ret = ps_mcts(&r, err);
+		break;
+	case PT_SEARCH_BEAM:
+	case PT_SEARCH_GREEDY:
+		ret = search_beam(&r, root);
+		break;
+	case PT_SEARCH_RANDOM:
+		ret = search_random(&r, root);
+		break;
+	}
+	if (ret)
+		goto fail;
+	/* With measurements, the answer is the fastest measured state. */
+	if (r.best_m) {
+		res->best = r.best_m;
+		res->cost = r.best_m_cost;
+		res->measured_ms = r.best_ms;
+		r.best_m = NULL;
+	} else {
+		res->best = r.best;
+		res->cost = r.best_cost;
+		r.best = NULL;
+	}
+	res->decisions = r.decisions;
+	res->simulations = r.simulations;
+	res->nodes = r.nodes;
+	res->measured = r.measured;
+	res->invalid = r.invalid;
+	res->out_of_time = r.out_of_time;
+	res->elapsed_s = ps_now() - r.t0;
+	free(root);
+	run_free(&r);
+	return 0;
+nomem:
+	ret = PT_ENOMEM;
+fail:
+	free(root);
+	run_free(&r);
+	if (err && !err->code)
+		pt_error_set(err, ret, "search: %s", pt_strerror(ret));
+	return ret;
+}
+
+void pt_search_result_release(struct pt_search_result *res)
+{
+	free(res->best);
+	res->best = NULL;
+}
