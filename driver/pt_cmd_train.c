@@ -66,7 +66,7 @@ struct data {
 	struct sample *s;
 	size_t n, cap;
 	size_t failed;      /* samples whose schedule did not compile or run */
-	struct pt_cost_fit_opts fit;  /* --ridge, --weight-power */
+	struct pt_cost_fit_opts fit;  /* --ridge, --weight-power, --loss */
 };
 
 static void group_release(struct group *g)
@@ -459,9 +459,9 @@ static int dump_terms(const struct data *d, const char *path)
 static int train_usage(void)
 {
 	fputs("usage: protune train [--data DIR]... [--hold-out NAME]... "
-	      "[--trees N] [--ridge X] [--weight-power P] [--drop TERM]...\n"
-	      "       [--eval TSV] [--out FILE]"
-	      " [--dump TSV] [--no-verify]\n", stderr);
+	      "[--trees N] [--ridge X] [--loss log|linear]\n"
+	      "       [--weight-power P] [--drop TERM]... [--eval TSV]"
+	      " [--out FILE] [--dump TSV] [--no-verify]\n", stderr);
 	return EXIT_USAGE;
 }
 
@@ -498,7 +498,15 @@ static int cmd_train(int argc, char **argv)
 			outp = v;
 		else if (!strcmp(o, "--dump"))
 			dump = v;
-		else if (!strcmp(o, "--drop")) {
+		else if (!strcmp(o, "--loss")) {
+			if (!strcmp(v, "log"))
+				d.fit.loss = PT_COST_LOSS_LOG;
+			else if (!strcmp(v, "linear"))
+				d.fit.loss = PT_COST_LOSS_LINEAR;
+			else
+				return pt_cli_fail("--loss: expected log or linear, got '%s'",
+						   v);
+		} else if (!strcmp(o, "--drop")) {
 			int k;
 
 			for (k = 0; k < PT_TERM_COUNT; k++)

@@ -18,6 +18,7 @@ libpng-dev
 libjpeg-dev
 clang
 libclang-rt-14-dev
+gnuplot-nox
 "
 
 missing=

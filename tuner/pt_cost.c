@@ -3,9 +3,11 @@
  * The terms are sums over the stages of a schedule; each is a count of
  * something whose cost is roughly constant on one machine (an operation on
  * a native vector, a cache line moved, an allocation, a task launched),
- * divided by the speedup the stage gets from its parallel loops. The
- * linear layer weighs them; the trees correct what a weighted sum cannot
- * express (overlap of compute and memory, interactions), on inputs that do
+ * divided by the speedup the stage gets from its parallel loops. Loads are
+ * counted from the loop nests, after the compiler's hoisting of the loads
+ * that do not move along the loops just outside the vector loop. The
+ * linear layer weighs the terms, fitted on the logs of the runtimes; the
+ * trees may correct what a weighted sum cannot express, on inputs that do
  * not depend on the pipeline's size.
  */
 #include "protune/pt_cost.h"
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protune/pt_footprint.h"
 #include "protune/pt_gbt.h"
 #include "protune/pt_randsched.h"
 #include "../common/pt_text.h"
@@ -31,8 +34,9 @@ struct pt_cost {
 
 static const char *const term_names[PT_TERM_COUNT] = {
 	"stages", "vector_ops", "scalar_ops", "calls", "vector_loads",
-	"gathers", "scalar_loads", "stores", "lines", "l2_lines",
-	"spill_lines", "allocs", "pages", "tasks", "loops", "productions",
+	"gathers", "broadcasts", "scalar_loads", "stores", "update_stores",
+	"lines", "l2_lines", "spill_lines", "allocs", "pages", "tasks",
+	"loops", "productions",
 };
 
 const char *pt_term_name(int term)
@@ -73,38 +77,394 @@ static double miss(double ws, double cap)
 	return ws > 0 ? ws / (ws + cap) : 0;
 }
 
+static int is_inlined(const double *rows, const struct pt_model *m, int func)
+{
+	int s = m->funcs[func].first_stage;
+
+	return !(rows[(size_t)s * PT_FEAT_COUNT + PT_FEAT_NUM_PRODUCTIONS] > 0);
+}
+
+/* Calls that are a sequence of arithmetic rather than one instruction
+ * (Halide expands them into polynomials): counted apart from the other
+ * operations. */
+static int is_transcendental(const char *op)
+{
+	static const char *const names[] = {
+		"exp", "log", "pow", "sin", "cos", "tan", "atan", "asin",
+		"acos", "sinh", "cosh", "tanh", "erf",
+	};
+	size_t i, n;
+
+	if (strncmp(op, "call.", 5) || !strchr("acelpst", op[5]))
+		return 0;
+	op += 5;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i][0] != op[0])
+			continue;
+		n = strlen(names[i]);
+		if (!strncmp(op, names[i], n) && (op[n] == '_' || !op[n]))
+			return 1;
+	}
+	return 0;
+}
+
 /* Per point of a stage: native vector registers an operation of width V
- * lanes occupies, summed over its arithmetic (loads, stores and calls
- * apart), its scalar operations, and its calls. */
-static void op_counts(const double *algo, double lanes, int vbytes,
+ * lanes occupies, summed over its arithmetic and its calls of one
+ * instruction (loads and stores apart), its scalar operations, and its
+ * transcendental calls. A call's registers follow the Func's type (the
+ * histogram does not say the call's). */
+static void op_counts(const struct pt_model *m, const struct pt_stage *st,
+		      const double *algo, double lanes, int vbytes,
 		      double *vregs, double *scalars, double *calls)
 {
-	int op, tc;
+	const struct pt_func *f = &m->funcs[st->func];
+	int fb = f->ntypes ? (f->types[0].bits + 7) / 8 : 4;
+	double cregs = ceil(lanes * (fb > 0 ? fb : 1) / vbytes);
+	int op, tc, i;
 
 	*vregs = *scalars = *calls = 0;
 	for (op = 0; op < PT_OP_COUNT; op++)
 		for (tc = 0; tc < PT_TC_COUNT; tc++) {
 			double n = algo[PT_ALGO_OP(op, tc)];
 
-			if (n <= 0 || op == PT_OP_LOAD)
+			if (n <= 0 || op == PT_OP_LOAD || op == PT_OP_CALL)
 				continue;
-			if (op == PT_OP_CALL) {
-				*calls += n;
-				continue;
-			}
 			*scalars += n;
 			*vregs += n * ceil(lanes * type_bytes(tc) / vbytes);
 		}
+	for (tc = 0; tc < PT_TC_COUNT; tc++)
+		if (algo[PT_ALGO_OP(PT_OP_CALL, tc)] > 0)
+			break;
+	for (i = 0; tc < PT_TC_COUNT && i < st->nops; i++) {
+		double n = (double)st->ops[i].count;
+
+		if (strncmp(st->ops[i].name, "call.", 5))
+			continue;
+		if (is_transcendental(st->ops[i].name)) {
+			*calls += n;
+		} else {
+			*scalars += n;
+			*vregs += n * cregs;
+		}
+	}
+}
+
+/* --- loads, with loop-invariant code motion ----------------------------------
+ *
+ * The loads of a stage are walked through the Funcs inlined into it, as
+ * the features do, but here each load (a leaf: a read of a Func that is
+ * not inlined, or of an input) is followed to the loops it depends on. A
+ * load that does not move along the loops just outside the vector loop is
+ * hoisted out of them by the compiler (LLVM's loop-invariant code
+ * motion): it runs once per iteration of the innermost loop it depends on,
+ * not once per vector. Unrolled loops it depends on do not stop the
+ * hoisting while their copies fit in registers (at most 16). An update's
+ * reads and stores of its own Func, when the loops just outside the
+ * vector loop are reduction loops, are hoisted the same way: the
+ * accumulator stays in a register.
+ */
+#define WALK_MAXDIMS PT_FP_MAXDIMS
+#define WALK_BUDGET 4096   /* accesses visited per stage */
+#define WALK_UNROLL_REGS 16
+
+/* How one coordinate of an access moves with the loop dims of the stage
+ * being costed: coef[d] per dim of that stage, unless `any` (not affine,
+ * or read through something that is not). */
+struct dep {
+	int any;
+	double coef[WALK_MAXDIMS];
+};
+
+struct walk {
+	const struct pt_model *m;
+	const double *rows;
+	const struct pt_feat_loop *loops;
+	int nloops;
+	int vec;              /* the vector loop, -1 if none */
+	int nd;               /* the costed stage's dims (<= WALK_MAXDIMS) */
+	int vbytes;
+	int budget;
+	/* per vector (or per scalar point for sl), before hoisting is
+	 * undone by the counts of vectors */
+	double vl, ga, bc, sl, tail, us;
+};
+
+/* One load or store: count `cnt` per point of the stage, `bytes` per
+ * element, coordinates `dep`. */
+static void walk_leaf(struct walk *w, const struct dep *dep, int n,
+		      double cnt, int bytes, int store)
+{
+	const struct pt_feat_loop *l = w->loops;
+	unsigned mask = 0;
+	double amort = 1, unr = 1, cost;
+	int i, k, cls;
+
+	for (k = 0; k < n; k++) {
+		if (dep[k].any) {
+			mask = ~0u;
+			break;
+		}
+		for (i = 0; i < w->nd; i++)
+			if (dep[k].coef[i] != 0)
+				mask |= 1u << i;
+	}
+	for (i = (w->vec >= 0 ? w->vec : w->nloops) - 1; i >= 0; i--) {
+		if (mask & (1u << l[i].dim)) {
+			if (l[i].kind == PT_LOOP_UNROLL &&
+			    unr * (double)l[i].extent <= WALK_UNROLL_REGS) {
+				unr *= (double)l[i].extent;
+				continue;
+			}
+			break;
+		}
+		amort *= (double)(l[i].extent > 1 ? l[i].extent : 1);
+	}
+	if (store) {
+		w->us += cnt / amort;
+		return;
+	}
+	if (w->vec < 0) {
+		w->sl += cnt / amort;
+		return;
+	}
+	/* 0: dense, 1: gather, 2: broadcast */
+	{
+		int dv = l[w->vec].dim, moves = 0, other = 0;
+		double c0 = 0, V = (double)l[w->vec].extent;
+
+		cls = 1;
+		for (k = 0; k < n && !dep[k].any; k++) {
+			double c = dep[k].coef[dv] * (double)l[w->vec].stride;
+
+			if (c != 0) {
+				moves = 1;
+				if (k)
+					other = 1;
+				else
+					c0 = fabs(c);
+			}
+		}
+		if (k == n) {
+			if (!moves)
+				cls = 2;
+			else if (!other && c0 <= 4)
+				cls = 0;
+		}
+		cost = cls == 0 ? ceil(V * c0 * bytes / w->vbytes) :
+			cls == 1 ? V : 1;
+		if (cost < 1)
+			cost = 1;
+	}
+	if (cls == 0)
+		w->vl += cnt * cost / amort;
+	else if (cls == 1)
+		w->ga += cnt * cost / amort;
+	else
+		w->bc += cnt * cost / amort;
+	w->tail += cnt / amort;
+}
+
+/* Do accesses a and b read the same producer with the same coefficients
+ * (any offsets and clamps)? */
+static int same_motion(const struct pt_access *a, const struct pt_access *b,
+		       int ndims)
+{
+	int k, e;
+
+	if (a->kind != b->kind || a->producer != b->producer ||
+	    a->value_index != b->value_index || a->is_store || b->is_store ||
+	    a->ncoords != b->ncoords)
+		return 0;
+	for (k = 0; k < a->ncoords; k++) {
+		const struct pt_coord *x = &a->coords[k], *y = &b->coords[k];
+
+		if (!x->affine || !y->affine || !x->coef || !y->coef)
+			return 0;
+		for (e = 0; e < ndims; e++)
+			if (x->coef[e].num != y->coef[e].num ||
+			    x->coef[e].den != y->coef[e].den)
+				return 0;
+	}
+	return 1;
+}
+
+/* Walk the accesses of stage `st`; `in` maps the pure dims of its Func to
+ * the costed stage's dims (NULL: st is the costed stage). */
+static void walk_stage(struct walk *w, const struct pt_stage *st,
+		       const struct dep *in, int nin, double mult, int depth)
+{
+	const struct pt_model *m = w->m;
+	struct dep dep[WALK_MAXDIMS];
+	int a, k, e, d;
+
+	for (a = 0; a < st->naccesses && w->budget > 0; a++) {
+		const struct pt_access *ac = &st->accesses[a];
+		int n = ac->ncoords < WALK_MAXDIMS ? ac->ncoords : WALK_MAXDIMS;
+		double cnt = ac->count;
+		int bytes;
+
+		/* Accesses that differ only in their constant offsets (a
+		 * stencil's taps) move alike: walk them once. */
+		while (a + 1 < st->naccesses &&
+		       same_motion(ac, &st->accesses[a + 1], st->ndims))
+			cnt += st->accesses[++a].count;
+		w->budget--;
+		for (k = 0; k < n; k++) {
+			const struct pt_coord *c = &ac->coords[k];
+
+			dep[k].any = 0;
+			for (d = 0; d < w->nd; d++)
+				dep[k].coef[d] = 0;
+			if (!c->affine || !c->coef) {
+				dep[k].any = 1;
+				continue;
+			}
+			for (e = 0; e < st->ndims && !dep[k].any; e++) {
+				double ce;
+
+				if (!c->coef[e].num)
+					continue;
+				ce = (double)c->coef[e].num /
+					(double)c->coef[e].den;
+				if (!in) {
+					if (e < WALK_MAXDIMS)
+						dep[k].coef[e] += ce;
+					else
+						dep[k].any = 1;
+					continue;
+				}
+				if (st->dims[e].is_rvar ||
+				    st->dims[e].index >= nin ||
+				    in[st->dims[e].index].any) {
+					dep[k].any = 1;
+					continue;
+				}
+				for (d = 0; d < w->nd; d++)
+					dep[k].coef[d] += ce *
+						in[st->dims[e].index].coef[d];
+			}
+		}
+		if (ac->kind == PT_ACCESS_FUNC && !ac->is_store &&
+		    ac->producer != st->func && depth < 32 &&
+		    is_inlined(w->rows, m, ac->producer)) {
+			int ps = m->funcs[ac->producer].first_stage;
+
+			walk_stage(w, &m->stages[ps], dep, n, mult * cnt,
+				   depth + 1);
+			continue;
+		}
+		if (ac->kind == PT_ACCESS_FUNC) {
+			const struct pt_func *f = &m->funcs[ac->producer];
+			int v = ac->value_index < f->ntypes ?
+				ac->value_index : 0;
+
+			bytes = f->ntypes ? (f->types[v].bits + 7) / 8 : 4;
+		} else {
+			bytes = (m->inputs[ac->producer].type.bits + 7) / 8;
+		}
+		walk_leaf(w, dep, n, mult * cnt, bytes > 0 ? bytes : 1,
+			  ac->is_store);
+	}
+}
+
+/* The load and store terms of non-inlined stage s, scaled by its vectors,
+ * scalars and parallel speedup. Falls back on the features' own load
+ * counts (no hoisting) for a stage too large to walk. */
+static void load_terms(const struct pt_model *m,
+		       const struct pt_features *fx, const double *rows,
+		       int s, int vbytes, double eff, double *terms)
+{
+	const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
+	double nv = r[PT_FEAT_NUM_VECTORS], ns = r[PT_FEAT_NUM_SCALARS];
+	struct walk w;
+	int i;
+
+	memset(&w, 0, sizeof(w));
+	w.m = m;
+	w.rows = rows;
+	w.vbytes = vbytes;
+	w.budget = WALK_BUDGET;
+	w.nloops = pt_features_loops(fx, s, &w.loops);
+	w.vec = -1;
+	for (i = 0; i < w.nloops; i++)
+		if (w.loops[i].kind == PT_LOOP_VECTOR)
+			w.vec = i;
+	for (i = 0; i < w.nloops && w.loops[i].dim < WALK_MAXDIMS; i++)
+		;
+	w.nd = m->stages[s].ndims;
+	if (i == w.nloops && w.nd <= WALK_MAXDIMS)
+		walk_stage(&w, &m->stages[s], NULL, 0, 1, 0);
+	if (i < w.nloops || m->stages[s].ndims > WALK_MAXDIMS ||
+	    w.budget <= 0) {
+		w.vl = r[PT_FEAT_VECTOR_LOADS_PER_VECTOR];
+		w.ga = r[PT_FEAT_SCALAR_LOADS_PER_VECTOR];
+		w.bc = w.us = w.tail = 0;
+		w.sl = r[PT_FEAT_SCALAR_LOADS_PER_SCALAR];
+	}
+	terms[PT_TERM_VECTOR_LOADS] += nv * w.vl / eff;
+	terms[PT_TERM_GATHERS] += nv * w.ga / eff;
+	terms[PT_TERM_BROADCASTS] += nv * w.bc / eff;
+	terms[PT_TERM_SCALAR_LOADS] += ns * (w.sl + w.tail) / eff;
+	terms[PT_TERM_UPDATE_STORES] += (nv + ns) * w.us / eff;
+}
+
+/* The speedup an inlined Func gets: the largest of the stages (not
+ * inlined) that read it; 1 without such a reader. */
+#define INL_MAX 256   /* Funcs whose speedups are kept in an array */
+static double reader_speedup(const struct pt_model *m, const double *rows,
+			     int s, double cores)
+{
+	double eff = 1;
+	int k, a;
+
+	for (k = s + 1; k < m->nstages; k++) {
+		const double *q = &rows[(size_t)k * PT_FEAT_COUNT];
+
+		if (!(q[PT_FEAT_NUM_PRODUCTIONS] > 0))
+			continue;
+		for (a = 0; a < m->stages[k].naccesses; a++)
+			if (m->stages[k].accesses[a].kind == PT_ACCESS_FUNC &&
+			    m->stages[k].accesses[a].producer ==
+			    m->stages[s].func) {
+				double e = speedup(
+					q[PT_FEAT_INNER_PARALLELISM] *
+					q[PT_FEAT_OUTER_PARALLELISM], cores);
+
+				eff = e > eff ? e : eff;
+				break;
+			}
+	}
+	return eff;
 }
 
 void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		   const double *rows, double *terms)
 {
-	double cores = machine_cores(m);
+	double cores = machine_cores(m), inl_eff[INL_MAX];
 	int vbytes = pt_model_vector_lanes(m, 8);  /* lanes of bytes */
 	int s, k;
 
 	memset(terms, 0, PT_TERM_COUNT * sizeof(*terms));
+	/* The largest speedup of the stages that read each inlined Func. */
+	for (k = 0; k < m->nfuncs && k < INL_MAX; k++)
+		inl_eff[k] = 1;
+	for (s = 0; s < m->nstages; s++) {
+		const double *q = &rows[(size_t)s * PT_FEAT_COUNT];
+		double e;
+		int a;
+
+		if (!(q[PT_FEAT_NUM_PRODUCTIONS] > 0))
+			continue;
+		e = speedup(q[PT_FEAT_INNER_PARALLELISM] *
+			    q[PT_FEAT_OUTER_PARALLELISM], cores);
+		for (a = 0; a < m->stages[s].naccesses; a++) {
+			const struct pt_access *ac = &m->stages[s].accesses[a];
+
+			if (ac->kind == PT_ACCESS_FUNC &&
+			    ac->producer < INL_MAX && e > inl_eff[ac->producer])
+				inl_eff[ac->producer] = e;
+		}
+	}
 	for (s = 0; s < m->nstages; s++) {
 		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
 		const double *algo = pt_features_algo(fx, s);
@@ -115,37 +475,21 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		lanes = r[PT_FEAT_VECTOR_SIZE] > 1 ? r[PT_FEAT_VECTOR_SIZE] : 1;
 		nv = r[PT_FEAT_NUM_VECTORS];
 		ns = r[PT_FEAT_NUM_SCALARS];
-		op_counts(algo, lanes, vbytes, &vregs, &scal, &calls);
+		op_counts(m, st, algo, lanes, vbytes, &vregs, &scal, &calls);
+		/* A transcendental call on a vector costs about as many
+		 * instructions per register as on one scalar. */
+		calls *= nv * ceil(lanes * (m->funcs[st->func].ntypes ?
+				(m->funcs[st->func].types[0].bits + 7) / 8 :
+				4) / vbytes) + ns;
 		if (inl) {
 			/* Evaluated inside its readers: their speedup. */
-			eff = 0;
-			for (k = s + 1; k < m->nstages; k++) {
-				const double *q =
-					&rows[(size_t)k * PT_FEAT_COUNT];
-				int a, reads = 0;
-
-				if (!(q[PT_FEAT_NUM_PRODUCTIONS] > 0))
-					continue;
-				for (a = 0; a < m->stages[k].naccesses; a++)
-					if (m->stages[k].accesses[a].kind ==
-					    PT_ACCESS_FUNC &&
-					    m->stages[k].accesses[a].producer ==
-					    st->func)
-						reads = 1;
-				if (reads) {
-					double e = speedup(
-						q[PT_FEAT_INNER_PARALLELISM] *
-						q[PT_FEAT_OUTER_PARALLELISM],
-						cores);
-					if (e > eff)
-						eff = e;
-				}
-			}
+			eff = st->func < INL_MAX ? inl_eff[st->func] :
+				reader_speedup(m, rows, s, cores);
 			if (eff < 1)
 				eff = 1;
 			terms[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
 			terms[PT_TERM_SCALAR_OPS] += ns * scal / eff;
-			terms[PT_TERM_CALLS] += (nv * lanes + ns) * calls / eff;
+			terms[PT_TERM_CALLS] += calls / eff;
 			continue;
 		}
 		eff = speedup(r[PT_FEAT_INNER_PARALLELISM] *
@@ -158,13 +502,8 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		terms[PT_TERM_STAGES] += 1;
 		terms[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
 		terms[PT_TERM_SCALAR_OPS] += ns * scal / eff;
-		terms[PT_TERM_CALLS] += (nv * lanes + ns) * calls / eff;
-		terms[PT_TERM_VECTOR_LOADS] +=
-			nv * r[PT_FEAT_VECTOR_LOADS_PER_VECTOR] / eff;
-		terms[PT_TERM_GATHERS] +=
-			nv * r[PT_FEAT_SCALAR_LOADS_PER_VECTOR] / eff;
-		terms[PT_TERM_SCALAR_LOADS] +=
-			ns * r[PT_FEAT_SCALAR_LOADS_PER_SCALAR] / eff;
+		terms[PT_TERM_CALLS] += calls / eff;
+		load_terms(m, fx, rows, s, vbytes, eff, terms);
 		terms[PT_TERM_STORES] += (nv * sregs + ns) / eff;
 		{
 			/* Cache lines moved: the bytes, plus one partly
@@ -509,17 +848,229 @@ static int fit_trees(struct pt_cost *c, const double *terms,
 	return ret;
 }
 
+/* Scale the normal equations g x = h (k x k) so that every column has
+ * unit norm (diagonal 1; a zero column gets a unit diagonal and no
+ * right-hand side), add the ridge, solve under x >= 0, and unscale into
+ * coef. */
+static void scaled_nnls(double *g, double *h, double ridge, double *coef)
+{
+	double scale[PT_TERM_COUNT], x[PT_TERM_COUNT];
+	int j, k;
+
+	for (j = 0; j < PT_TERM_COUNT; j++)
+		scale[j] = g[j * PT_TERM_COUNT + j] > 0 ?
+			sqrt(g[j * PT_TERM_COUNT + j]) : 0;
+	for (j = 0; j < PT_TERM_COUNT; j++) {
+		for (k = 0; k < PT_TERM_COUNT; k++)
+			g[j * PT_TERM_COUNT + k] = scale[j] > 0 && scale[k] > 0 ?
+				g[j * PT_TERM_COUNT + k] / (scale[j] * scale[k]) :
+				(j == k);
+		h[j] = scale[j] > 0 ? h[j] / scale[j] : 0;
+		g[j * PT_TERM_COUNT + j] += ridge;
+	}
+	nnls(g, h, PT_TERM_COUNT, x);
+	for (j = 0; j < PT_TERM_COUNT; j++)
+		coef[j] = scale[j] > 0 ? x[j] / scale[j] : 0;
+}
+
+/* The linear loss (PT_COST_LOSS_LINEAR, pt_cost.h). */
+static int fit_linear(const double *terms, const double *ms, const int *group,
+		      size_t n, const struct pt_cost_fit_opts *o,
+		      double *coef)
+{
+	struct gmeans gm;
+	double g[PT_TERM_COUNT * PT_TERM_COUNT] = { 0 }, h[PT_TERM_COUNT] = { 0 };
+	size_t i;
+	int j, k, ret;
+
+	/* Weighted least squares (weight() above) with a free intercept per
+	 * pipeline: the intercepts are eliminated by
+	 * centring every column and the runtimes on their weighted means
+	 * within the pipeline, so the coefficients explain how runtimes
+	 * differ within a pipeline (what ranking needs), not how pipelines
+	 * differ from each other. */
+	if ((ret = group_means(terms, ms, group, n, o->weight_power, &gm)))
+		return ret;
+	for (i = 0; i < n; i++) {
+		const double *t = &terms[i * PT_TERM_COUNT];
+		const double *mu = &gm.mean[(size_t)(group[i] - gm.gmin) *
+					    (PT_TERM_COUNT + 1)];
+		double w = weight(ms[i], gm.gscale[group[i] - gm.gmin],
+				  o->weight_power);
+		double a[PT_TERM_COUNT], b;
+
+		for (j = 0; j < PT_TERM_COUNT; j++)
+			a[j] = t[j] - mu[j];
+		b = ms[i] - mu[PT_TERM_COUNT];
+		for (j = 0; j < PT_TERM_COUNT; j++) {
+			h[j] += w * a[j] * b;
+			for (k = 0; k < PT_TERM_COUNT; k++)
+				g[j * PT_TERM_COUNT + k] += w * a[j] * a[k];
+		}
+	}
+	free(gm.mean);
+	free(gm.gscale);
+	scaled_nnls(g, h, o->ridge, coef);
+	return 0;
+}
+
+/* Scratch of the log loss: per row the prediction, per pipeline sums of
+ * PT_TERM_COUNT + 1 values and counts. */
+struct logfit {
+	const double *terms, *ms;
+	const int *group;
+	size_t n, ng;
+	int gmin;
+	double *pred;
+	double *gsum;     /* ng * (PT_TERM_COUNT + 1) */
+	double *gcnt;
+};
+
+static double predict_row(const double *t, const double *coef)
+{
+	double p = 0;
+	int k;
+
+	for (k = 0; k < PT_TERM_COUNT; k++)
+		p += coef[k] * t[k];
+	return p > 1e-300 ? p : 1e-300;
+}
+
+/* sum over rows of (log ms - log pred - its pipeline's mean)^2. */
+static double log_loss(struct logfit *f, const double *coef)
+{
+	double loss = 0;
+	size_t i;
+
+	memset(f->gsum, 0, f->ng * sizeof(*f->gsum));
+	for (i = 0; i < f->n; i++) {
+		f->pred[i] = log(f->ms[i]) -
+			log(predict_row(&f->terms[i * PT_TERM_COUNT], coef));
+		f->gsum[f->group[i] - f->gmin] += f->pred[i];
+	}
+	for (i = 0; i < f->n; i++) {
+		size_t gi = (size_t)(f->group[i] - f->gmin);
+		double r = f->pred[i] - f->gsum[gi] / f->gcnt[gi];
+
+		loss += r * r;
+	}
+	return loss;
+}
+
+/* One Gauss-Newton step of the log loss from coef: linearizing log(pred)
+ * around the current prediction p gives, for the new coefficients x,
+ * residuals (log ms - log p + 1) - sum_k x_k term_k / p, centred per
+ * pipeline; solved under x >= 0 into next. */
+static void log_step(struct logfit *f, const double *coef, double ridge,
+		     double *next)
+{
+	double g[PT_TERM_COUNT * PT_TERM_COUNT] = { 0 };
+	double h[PT_TERM_COUNT] = { 0 };
+	const size_t w = PT_TERM_COUNT + 1;
+	size_t i;
+	int j, k;
+
+	memset(f->gsum, 0, f->ng * w * sizeof(*f->gsum));
+	for (i = 0; i < f->n; i++) {
+		const double *t = &f->terms[i * PT_TERM_COUNT];
+		double *s = &f->gsum[(size_t)(f->group[i] - f->gmin) * w];
+		double p = predict_row(t, coef);
+
+		f->pred[i] = p;
+		for (k = 0; k < PT_TERM_COUNT; k++)
+			s[k] += t[k] / p;
+		s[PT_TERM_COUNT] += log(f->ms[i]) - log(p) + 1;
+	}
+	for (i = 0; i < f->n; i++) {
+		const double *t = &f->terms[i * PT_TERM_COUNT];
+		size_t gi = (size_t)(f->group[i] - f->gmin);
+		const double *s = &f->gsum[gi * w];
+		double a[PT_TERM_COUNT], b, p = f->pred[i], c = f->gcnt[gi];
+
+		for (k = 0; k < PT_TERM_COUNT; k++)
+			a[k] = t[k] / p - s[k] / c;
+		b = log(f->ms[i]) - log(p) + 1 - s[PT_TERM_COUNT] / c;
+		for (j = 0; j < PT_TERM_COUNT; j++) {
+			h[j] += a[j] * b;
+			for (k = 0; k < PT_TERM_COUNT; k++)
+				g[j * PT_TERM_COUNT + k] += a[j] * a[k];
+		}
+	}
+	scaled_nnls(g, h, ridge, next);
+}
+
+/* The log loss (PT_COST_LOSS_LOG, pt_cost.h). Starts with every term
+ * contributing equally on average. */
+static int fit_log(const double *terms, const double *ms, const int *group,
+		   size_t n, const struct pt_cost_fit_opts *o, double *coef)
+{
+	struct logfit f;
+	double mean[PT_TERM_COUNT] = { 0 }, next[PT_TERM_COUNT];
+	double trial[PT_TERM_COUNT], loss, shift = 0;
+	size_t i;
+	int k, it, nz = 0;
+
+	f.terms = terms;
+	f.ms = ms;
+	f.group = group;
+	f.n = n;
+	f.ng = group_range(group, n, &f.gmin);
+	f.pred = malloc(n * sizeof(*f.pred));
+	f.gsum = f.ng ? calloc(f.ng * (PT_TERM_COUNT + 1),
+			       sizeof(*f.gsum)) : NULL;
+	f.gcnt = f.ng ? calloc(f.ng, sizeof(*f.gcnt)) : NULL;
+	if (!f.pred || !f.gsum || !f.gcnt) {
+		free(f.pred), free(f.gsum), free(f.gcnt);
+		return PT_ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		f.gcnt[group[i] - f.gmin] += 1;
+		for (k = 0; k < PT_TERM_COUNT; k++)
+			mean[k] += terms[i * PT_TERM_COUNT + k] / (double)n;
+	}
+	for (k = 0; k < PT_TERM_COUNT; k++)
+		nz += mean[k] > 0;
+	for (k = 0; k < PT_TERM_COUNT; k++)
+		coef[k] = mean[k] > 0 ? 1 / (nz * mean[k]) : 0;
+	loss = log_loss(&f, coef);
+	for (it = 0; it < 200; it++) {
+		double alpha = 1, l = loss;
+
+		log_step(&f, coef, o->ridge, next);
+		for (; alpha > 1e-6; alpha /= 2) {
+			for (k = 0; k < PT_TERM_COUNT; k++)
+				trial[k] = coef[k] + alpha * (next[k] - coef[k]);
+			if ((l = log_loss(&f, trial)) < loss)
+				break;
+		}
+		if (!(l < loss))
+			break;
+		memcpy(coef, trial, sizeof(trial));
+		if (loss - l <= 1e-12 * loss) {
+			loss = l;
+			break;
+		}
+		loss = l;
+	}
+	/* The common scale: predictions' geometric mean = the runtimes'. */
+	for (i = 0; i < n; i++)
+		shift += (log(ms[i]) -
+			  log(predict_row(&terms[i * PT_TERM_COUNT], coef))) /
+			(double)n;
+	for (k = 0; k < PT_TERM_COUNT; k++)
+		coef[k] *= exp(shift);
+	free(f.pred), free(f.gsum), free(f.gcnt);
+	return 0;
+}
+
 int pt_cost_fit(const double *terms, const double *ms, const int *group,
 		size_t n, const struct pt_cost_fit_opts *opts,
 		struct pt_cost **out, struct pt_error *err)
 {
-	struct gmeans gm;
 	struct pt_cost_fit_opts o = PT_COST_FIT_OPTS_INIT;
-	double g[PT_TERM_COUNT * PT_TERM_COUNT] = { 0 }, h[PT_TERM_COUNT] = { 0 };
-	double scale[PT_TERM_COUNT], x[PT_TERM_COUNT];
 	struct pt_cost *c;
 	size_t i;
-	int j, k, ret;
+	int j, ret;
 
 	*out = NULL;
 	if (opts)
@@ -539,49 +1090,17 @@ int pt_cost_fit(const double *terms, const double *ms, const int *group,
 						    i, term_names[j],
 						    terms[i * PT_TERM_COUNT + j]);
 	}
-	/* Weighted least squares (weight() above) with a free intercept per
-	 * pipeline: the intercepts are eliminated by
-	 * centring every column and the runtimes on their weighted means
-	 * within the pipeline, so the coefficients explain how runtimes
-	 * differ within a pipeline (what ranking needs), not how pipelines
-	 * differ from each other. */
-	if ((ret = group_means(terms, ms, group, n, o.weight_power, &gm)))
-		return pt_error_set(err, ret, "out of memory");
-	for (i = 0; i < n; i++) {
-		const double *t = &terms[i * PT_TERM_COUNT];
-		const double *mu = &gm.mean[(size_t)(group[i] - gm.gmin) *
-					    (PT_TERM_COUNT + 1)];
-		double w = weight(ms[i], gm.gscale[group[i] - gm.gmin],
-				  o.weight_power);
-		double a[PT_TERM_COUNT], b;
-
-		for (j = 0; j < PT_TERM_COUNT; j++)
-			a[j] = t[j] - mu[j];
-		b = ms[i] - mu[PT_TERM_COUNT];
-		for (j = 0; j < PT_TERM_COUNT; j++) {
-			h[j] += w * a[j] * b;
-			for (k = 0; k < PT_TERM_COUNT; k++)
-				g[j * PT_TERM_COUNT + k] += w * a[j] * a[k];
-		}
-	}
-	free(gm.mean);
-	free(gm.gscale);
-	for (j = 0; j < PT_TERM_COUNT; j++)
-		scale[j] = g[j * PT_TERM_COUNT + j] > 0 ?
-			sqrt(g[j * PT_TERM_COUNT + j]) : 0;
-	for (j = 0; j < PT_TERM_COUNT; j++) {
-		for (k = 0; k < PT_TERM_COUNT; k++)
-			g[j * PT_TERM_COUNT + k] = scale[j] > 0 && scale[k] > 0 ?
-				g[j * PT_TERM_COUNT + k] / (scale[j] * scale[k]) :
-				(j == k);
-		h[j] = scale[j] > 0 ? h[j] / scale[j] : 0;
-		g[j * PT_TERM_COUNT + j] += o.ridge;
-	}
-	nnls(g, h, PT_TERM_COUNT, x);
+	if (o.loss != PT_COST_LOSS_LOG && o.loss != PT_COST_LOSS_LINEAR)
+		return pt_error_set(err, PT_EINVAL, "unknown loss %d", o.loss);
 	if (!(c = calloc(1, sizeof(*c))))
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
-	for (j = 0; j < PT_TERM_COUNT; j++)
-		c->coef[j] = scale[j] > 0 ? x[j] / scale[j] : 0;
+	ret = o.loss == PT_COST_LOSS_LOG ?
+		fit_log(terms, ms, group, n, &o, c->coef) :
+		fit_linear(terms, ms, group, n, &o, c->coef);
+	if (ret) {
+		pt_cost_free(c);
+		return pt_error_set(err, ret, "out of memory");
+	}
 	if (o.trees > 0 && (ret = fit_trees(c, terms, ms, group, n, &o, err))) {
 		pt_cost_free(c);
 		return ret;

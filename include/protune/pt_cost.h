@@ -5,12 +5,15 @@
  * Two layers, as issue 4 asks:
  * - hand-designed terms (PT_TERM_*): per schedule, sums over its stages of
  *   quantities whose cost scales with runtime (vector and scalar work,
- *   loads, gathers, stores, memory traffic against the cache sizes,
+ *   loads, gathers, broadcasts and stores after the hoisting of
+ *   loop-invariant loads, memory traffic against the cache sizes,
  *   allocations and page faults, task launches, loop and production
  *   overheads), each divided by the parallel speedup the stage gets on the
- *   model's cores where the work is spread over them. The linear layer
- *   predicts runtime as sum_k coef[k] * term[k], coef >= 0, fitted to
- *   measured runtimes by non-negative least squares on relative error.
+ *   model's cores where the work is spread over them. pt_cost_terms()
+ *   reads the loop nests of the last pt_features_compute() on its context
+ *   (pt_features_loops()). The linear layer predicts runtime as
+ *   sum_k coef[k] * term[k], coef >= 0, fitted to measured runtimes by
+ *   least squares on their logs (pt_cost_fit()).
  * - optionally, boosted regression trees (pt_gbt.h, after Bergstra et al.
  *   2012) on scale-free inputs derived from the terms (pt_cost_gbt_input),
  *   predicting the log of measured over linear runtime, centred per
@@ -18,7 +21,7 @@
  *   not the pipelines' scale). The prediction is then
  *   linear * exp(trees).
  *
- * Text form ("protune-cost 1", doc/cost-model.md): the feature version it
+ * Text form ("protune-cost 2", doc/cost-model.md): the feature version it
  * was fitted for, the coefficients by term name, the trees. A file fitted
  * for another PT_FEAT_VERSION or naming an unknown term is refused.
  *
@@ -38,18 +41,21 @@
 #include "protune/pt_model.h"
 #include "protune/pt_strbuf.h"
 
-#define PT_COST_FORMAT_VERSION 1
+#define PT_COST_FORMAT_VERSION 2
 
 /* The hand-designed terms (doc/cost-model.md defines each). */
 enum pt_term {
 	PT_TERM_STAGES,       /* stages that are not inlined */
 	PT_TERM_VECTOR_OPS,   /* native vector operations */
 	PT_TERM_SCALAR_OPS,   /* scalar operations */
-	PT_TERM_CALLS,        /* calls (transcendentals...), per point */
-	PT_TERM_VECTOR_LOADS, /* dense vector loads */
+	PT_TERM_CALLS,        /* transcendental calls (exp, log, pow...) */
+	PT_TERM_VECTOR_LOADS, /* dense vector loads, after hoisting */
 	PT_TERM_GATHERS,      /* scalar loads made to fill vectors */
+	PT_TERM_BROADCASTS,   /* loads of one value for a whole vector */
 	PT_TERM_SCALAR_LOADS, /* loads of scalar code */
 	PT_TERM_STORES,       /* native vectors stored */
+	PT_TERM_UPDATE_STORES,/* an update's loads and stores of its own
+			       * Func left in the loop (not hoisted) */
 	PT_TERM_LINES,        /* cache lines brought into productions */
 	PT_TERM_L2_LINES,     /* ... that miss a per-core L2 */
 	PT_TERM_SPILL_LINES,  /* cache lines written to buffers too large
@@ -66,8 +72,9 @@ enum pt_term {
 const char *pt_term_name(int term);
 
 /* The terms of one schedule from its feature rows (`rows`, m->nstages rows
- * of PT_FEAT_COUNT, as pt_features_compute() wrote them with context fx)
- * into terms[0..PT_TERM_COUNT-1]. */
+ * of PT_FEAT_COUNT, as pt_features_compute() wrote them with context fx,
+ * whose loop nests must still be those of the same schedule: call it
+ * right after pt_features_compute()) into terms[0..PT_TERM_COUNT-1]. */
 void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		   const double *rows, double *terms);
 
@@ -90,20 +97,39 @@ double pt_cost_linear(const struct pt_cost *c, const double *terms);
  * group: the pipeline of each row (any ints; rows of one pipeline share
  * one). trees: 0 for the linear layer only, else the trees' count (the
  * other tree parameters are pt_gbt's defaults: depth 4, 10 rows a leaf,
- * shrinkage 0.1; the default count, 30, ranked held-out examples best in
- * doc/cost-model.md's comparison). ridge: a small L2 penalty on the (column-scaled)
- * coefficients, 0 for none. weight_power p: samples weigh
- * 1 / (ms^p * g^(2-p)) in the linear fit, g the pipeline's geometric mean
- * runtime (2: relative error; 0: error relative to the pipeline's typical
- * runtime). PT_EINVAL for n == 0, a runtime <= 0 or a value that is not
- * finite. */
+ * shrinkage 0.1; the default count is 30, though in doc/cost-model.md's
+ * comparison no count of trees ranks held-out examples measurably better
+ * than the linear layer alone). ridge: a small L2 penalty on the
+ * (column-scaled) coefficients, 0 for none.
+ *
+ * loss: how the linear layer's coefficients (all >= 0) are chosen.
+ * - PT_COST_LOSS_LOG (the default): least squares on the log of the
+ *   runtimes, log ms = log(sum coef*term) + a free offset per pipeline,
+ *   so that every schedule counts the same whatever its runtime (what
+ *   ranking needs) and pipelines may differ by a constant factor. That
+ *   leaves the coefficients' common scale free; it is fixed so that the
+ *   geometric mean of the predictions over all rows equals that of the
+ *   runtimes. Solved by Gauss-Newton steps, each a non-negative least
+ *   squares problem, with a line search.
+ * - PT_COST_LOSS_LINEAR: least squares on the runtimes with a free
+ *   additive offset per pipeline; samples weigh 1 / (ms^p * g^(2-p)), p
+ *   the weight_power, g the pipeline's geometric mean runtime (2:
+ *   relative error; 0: error relative to the pipeline's typical runtime).
+ *   weight_power is not used by the log loss.
+ *
+ * PT_EINVAL for n == 0, a runtime <= 0 or a value that is not finite. */
+enum pt_cost_loss {
+	PT_COST_LOSS_LOG,
+	PT_COST_LOSS_LINEAR
+};
 struct pt_cost_fit_opts {
 	int trees;
 	double ridge;
 	unsigned long long seed;
 	double weight_power;
+	int loss;             /* enum pt_cost_loss */
 };
-#define PT_COST_FIT_OPTS_INIT { 30, 1e-6, 1, 0.0 }
+#define PT_COST_FIT_OPTS_INIT { 30, 1e-6, 1, 0.0, PT_COST_LOSS_LOG }
 int pt_cost_fit(const double *terms, const double *ms, const int *group,
 		size_t n, const struct pt_cost_fit_opts *opts,
 		struct pt_cost **out, struct pt_error *err);

@@ -1,8 +1,9 @@
-/* t_cost.c: the cost model (tuner/pt_cost.c): the linear fit recovers
- * known coefficients, never negative ones; the trees improve a fit the
- * linear layer cannot make; the text form round-trips and bad files are
- * refused with their line; ranking statistics; the terms of a real
- * schedule respond to what the schedule does. */
+/* t_cost.c: the cost model (tuner/pt_cost.c): both losses recover known
+ * coefficients, never negative ones, the log loss whatever the scale of
+ * each pipeline; the trees improve a fit the linear layer cannot make; the
+ * text form round-trips and bad files are refused with their line; ranking
+ * statistics; the terms of a real schedule respond to what the schedule
+ * does, loads hoisted out of the loops they do not depend on included. */
 #include "pt_test.h"
 
 #include <math.h>
@@ -57,6 +58,7 @@ PT_TEST(linear_recovers)
 	make_rows(N, coef, terms, ms, group);
 	o.trees = 0;
 	o.ridge = 0;
+	o.loss = PT_COST_LOSS_LINEAR;
 	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &c, NULL), 0);
 	PT_CHECK(!pt_cost_has_trees(c));
 	for (k = 0; k < PT_TERM_COUNT; k++) {
@@ -85,12 +87,88 @@ PT_TEST(linear_nonnegative)
 	for (i = 0; i < N; i++)
 		ms[i] += 5000 - 3 * terms[i * PT_TERM_COUNT + PT_TERM_ALLOCS];
 	o.trees = 0;
+	o.loss = PT_COST_LOSS_LINEAR;
 	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &c, NULL), 0);
 	for (k = 0; k < PT_TERM_COUNT; k++)
 		PT_CHECK(pt_cost_coef(c)[k] >= 0);
 	PT_CHECK(pt_cost_coef(c)[PT_TERM_ALLOCS] == 0);
 	PT_CHECK(pt_cost_coef(c)[PT_TERM_STORES] > 0);
 	pt_cost_free(c);
+}
+
+/* The log loss: runtimes exactly a weighted sum, each pipeline's scaled by
+ * its own factor (as pipelines of different sizes are). The coefficients
+ * come back up to one common scale, fixed by the geometric means. */
+PT_TEST(log_recovers)
+{
+	enum { N = 420 };
+	static double terms[N * PT_TERM_COUNT], ms[N];
+	static int group[N];
+	double coef[PT_TERM_COUNT] = { 0 }, f, lm = 0, lp = 0;
+	struct pt_cost_fit_opts o = PT_COST_FIT_OPTS_INIT;
+	struct pt_cost *c = NULL;
+	const double *got;
+	size_t i;
+	int k;
+
+	coef[PT_TERM_VECTOR_OPS] = 2e-3;
+	coef[PT_TERM_GATHERS] = 5e-2;
+	coef[PT_TERM_PAGES] = 1.0;
+	make_rows(N, coef, terms, ms, group);
+	for (i = 0; i < N; i++)
+		ms[i] *= pow(10, group[i] - 3);
+	o.trees = 0;
+	o.ridge = 0;
+	PT_CHECK_INT(o.loss, PT_COST_LOSS_LOG);
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &c, NULL), 0);
+	got = pt_cost_coef(c);
+	f = got[PT_TERM_PAGES] / coef[PT_TERM_PAGES];
+	PT_CHECK(f > 0);
+	for (k = 0; k < PT_TERM_COUNT; k++) {
+		PT_CHECK(got[k] >= 0);
+		PT_CHECK(fabs(got[k] - f * coef[k]) <=
+			 1e-5 * f * (coef[k] + 1e-3));
+	}
+	/* the common scale: geometric means of predictions and runtimes */
+	for (i = 0; i < N; i++) {
+		lm += log(ms[i]) / N;
+		lp += log(pt_cost_predict(c, &terms[i * PT_TERM_COUNT])) / N;
+	}
+	PT_CHECK(fabs(lm - lp) < 1e-9);
+	pt_cost_free(c);
+}
+
+/* Under the log loss a term that only makes runtimes shorter gets 0, and
+ * an unknown loss is refused. */
+PT_TEST(log_nonnegative)
+{
+	enum { N = 300 };
+	static double terms[N * PT_TERM_COUNT], ms[N];
+	static int group[N];
+	double coef[PT_TERM_COUNT] = { 0 };
+	struct pt_cost_fit_opts o = PT_COST_FIT_OPTS_INIT;
+	struct pt_cost *c = NULL;
+	struct pt_error err = PT_ERROR_INIT;
+	size_t i;
+	int k;
+
+	coef[PT_TERM_STORES] = 1;
+	coef[PT_TERM_LOOPS] = 0.5;
+	make_rows(N, coef, terms, ms, group);
+	for (i = 0; i < N; i++)
+		ms[i] /= 1 + terms[i * PT_TERM_COUNT + PT_TERM_ALLOCS] / 500;
+	o.trees = 0;
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &c, NULL), 0);
+	for (k = 0; k < PT_TERM_COUNT; k++)
+		PT_CHECK(pt_cost_coef(c)[k] >= 0);
+	PT_CHECK(pt_cost_coef(c)[PT_TERM_ALLOCS] == 0);
+	PT_CHECK(pt_cost_coef(c)[PT_TERM_STORES] > 0);
+	pt_cost_free(c);
+	o.loss = 7;
+	c = (struct pt_cost *)1;
+	PT_CHECK_INT(pt_cost_fit(terms, ms, group, N, &o, &c, &err),
+		     PT_EINVAL);
+	PT_CHECK(c == NULL && strstr(err.msg, "loss") != NULL);
 }
 
 PT_TEST(fit_rejects)
@@ -215,8 +293,8 @@ PT_TEST(parse_errors)
 	char *p;
 	int k;
 
-	pt_strbuf_addf(&good, "protune-cost 1\nfeatures %d\n",
-		       PT_FEAT_VERSION);
+	pt_strbuf_addf(&good, "protune-cost %d\nfeatures %d\n",
+		       PT_COST_FORMAT_VERSION, PT_FEAT_VERSION);
 	for (k = 0; k < PT_TERM_COUNT; k++)
 		pt_strbuf_addf(&good, "term %s 0.5\n", pt_term_name(k));
 	{
@@ -228,9 +306,15 @@ PT_TEST(parse_errors)
 		pt_cost_free(c);
 	}
 	refused("", "w.cost");
-	refused("protune-cost 2\n", "w.cost:1: cost model format 2");
-	refused("protune-cost 1\nfeatures 999\n",
-		"w.cost:2: fitted to features version 999");
+	refused("protune-cost 3\n", "w.cost:1: cost model format 3");
+	refused("protune-cost 1\n", "w.cost:1: cost model format 1");
+	{
+		char head[64];
+
+		snprintf(head, sizeof(head), "protune-cost %d\nfeatures 999\n",
+			 PT_COST_FORMAT_VERSION);
+		refused(head, "w.cost:2: fitted to features version 999");
+	}
 	/* A term out of order, a negative and a non-finite weight. */
 	pt_strbuf_addstr(&bad, good.buf);
 	p = strstr(bad.buf, "term vector_ops");
@@ -249,7 +333,13 @@ PT_TEST(parse_errors)
 	pt_strbuf_reset(&bad);
 	pt_strbuf_addstr(&bad, good.buf);
 	pt_strbuf_addstr(&bad, "junk\n");
-	refused(bad.buf, "w.cost:19:");
+	refused(bad.buf, "w.cost:21:");
+	/* a file of the terms before broadcasts were counted apart */
+	pt_strbuf_reset(&bad);
+	pt_strbuf_addstr(&bad, good.buf);
+	p = strstr(bad.buf, "term broadcasts");
+	memcpy(p, "term broadcastz", 15);
+	refused(bad.buf, "w.cost:9: unexpected 'broadcastz' (expected 'broadcasts')");
 	pt_strbuf_release(&good);
 	pt_strbuf_release(&bad);
 }
@@ -314,13 +404,82 @@ PT_TEST(terms_respond)
 	pt_model_free(m);
 }
 
+/* The terms of one schedule text of a test example, or -1 in terms[0]
+ * when it does not parse or check. */
+static void sched_terms(struct pt_model *m, struct pt_features *fx,
+			double *rows, const char *fmt, double *terms)
+{
+	struct pt_sched *s = NULL;
+	char hex[33], buf[1024];
+
+	terms[0] = -1;
+	pt_hash_hex(m->key, hex);
+	snprintf(buf, sizeof(buf), fmt, hex);
+	if (!PT_CHECK_INT(pt_sched_parse(buf, strlen(buf), "t", &s, NULL), 0) ||
+	    !PT_CHECK_INT(pt_sched_check(m, s, NULL), 0) ||
+	    !PT_CHECK_INT(pt_features_compute(fx, s, rows, NULL), 0)) {
+		pt_sched_free(s);
+		return;
+	}
+	pt_cost_terms(m, fx, rows, terms);
+	pt_sched_free(s);
+}
+
+/* Matrix multiply, prod(x, y) += a(k, y) * b(x, k) vectorized along x:
+ * with k just outside the vector loop the accumulator stays in a register
+ * (its load and store are hoisted out of k) and a(k, y) is broadcast once
+ * per vector; with the tile loop x_o inside k, a(k, y) is hoisted out of
+ * x_o instead and the accumulator goes back to memory every vector. */
+PT_TEST(loads_hoisted)
+{
+	struct pt_model *m = NULL;
+	struct pt_features *fx = NULL;
+	double *rows, t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
+	const char *head =
+		"protune-schedule 1\nkey %s\nfunc f0 inline\nfunc f1 inline\n"
+		"func f2 root\n  stage 1\n    split v0 v0o v0i 8 guard\n";
+	char k_in[512], k_out[512];
+
+	snprintf(k_in, sizeof(k_in), "%s%s", head,
+		 "    reorder v0i r0 v0o v1\n    vectorize v0i\n"
+		 "func f3 root\n");
+	snprintf(k_out, sizeof(k_out), "%s%s", head,
+		 "    reorder v0i v0o r0 v1\n    vectorize v0i\n"
+		 "func f3 root\n");
+	m = pt_test_example("matmul");
+	PT_REQUIRE(m);
+	PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0);
+	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
+	sched_terms(m, fx, rows, k_in, t1);
+	sched_terms(m, fx, rows, k_out, t2);
+	if (PT_CHECK(t1[0] >= 0 && t2[0] >= 0)) {
+		/* the same vectors either way; b(x, k) is loaded every
+		 * vector in both, the accumulator only in the second */
+		PT_CHECK(t1[PT_TERM_VECTOR_OPS] == t2[PT_TERM_VECTOR_OPS]);
+		PT_CHECK(t1[PT_TERM_VECTOR_LOADS] * 1.5 <
+			 t2[PT_TERM_VECTOR_LOADS]);
+		PT_CHECK(t1[PT_TERM_VECTOR_LOADS] * 2.5 >
+			 t2[PT_TERM_VECTOR_LOADS]);
+		PT_CHECK(t1[PT_TERM_UPDATE_STORES] * 100 <
+			 t2[PT_TERM_UPDATE_STORES]);
+		PT_CHECK(t2[PT_TERM_BROADCASTS] * 10 < t1[PT_TERM_BROADCASTS]);
+	}
+	free(rows);
+	pt_features_free(fx);
+	pt_model_free(m);
+}
+
 PT_SUITE(cost,
 	 { "linear layer recovers known coefficients", linear_recovers },
 	 { "linear layer never weighs a term negatively",
 	   linear_nonnegative },
+	 { "log loss recovers coefficients up to one scale", log_recovers },
+	 { "log loss never weighs a term negatively", log_nonnegative },
 	 { "fit rejects bad samples", fit_rejects },
 	 { "trees rank better where the sum cannot", trees_help },
 	 { "text round trip", text_round_trip },
 	 { "parse errors name the line", parse_errors },
 	 { "spearman and top-1 regret", ranking_statistics },
-	 { "terms of blur respond to the schedule", terms_respond });
+	 { "terms of blur respond to the schedule", terms_respond },
+	 { "loads are hoisted out of loops they do not use",
+	   loads_hoisted });
