@@ -426,10 +426,13 @@ static int round_thread(void *ctx, int ti)
 	long it;
 	int k, ret;
 
+	/* Thread 0 is pt_search()'s caller: it keeps the progress reports
+	 * (the server's heartbeats) coming during long rounds. */
 	if (mc->iterations > 0) {
 		for (k = ti; k < mc->ntrees; k += r->threads)
 			for (it = 0; it < mc->iterations; it++)
-				if ((ret = iterate(mc, &mc->t[k], ti, th)))
+				if ((ret = iterate(mc, &mc->t[k], ti, th)) ||
+				    (!ti && (ret = ps_tick(r))))
 					return ret;
 		return 0;
 	}
@@ -449,7 +452,8 @@ static int round_thread(void *ctx, int ti)
 				t = &mc->t[k];
 		if (t->busy > 0 && t0 >= mc->round_end)
 			return 0;
-		if ((ret = iterate(mc, t, ti, th)))
+		if ((ret = iterate(mc, t, ti, th)) ||
+		    (!ti && (ret = ps_tick(r))))
 			return ret;
 		t->busy += ps_now() - t0 + 1e-9;
 	}

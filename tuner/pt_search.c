@@ -209,13 +209,21 @@ int ps_progress(struct ps_run *r)
 
 	if (!r->o->progress)
 		return 0;
-	e.elapsed_s = ps_now() - r->t0;
+	r->last_progress = ps_now();
+	e.elapsed_s = r->last_progress - r->t0;
 	e.decisions = r->decisions;
 	e.simulations = r->simulations;
 	e.best_cost = r->best ? r->best_cost : PT_SEARCH_INVALID;
 	e.best_ms = r->best_m ? r->best_ms : -1;
 	e.best = r->best_m ? r->best_m : r->best;
 	return r->o->progress(r->o->progress_ctx, &e);
+}
+
+int ps_tick(struct ps_run *r)
+{
+	if (!r->o->progress || ps_now() - r->last_progress < 1.0)
+		return 0;
+	return ps_progress(r);
 }
 
 int ps_measure(struct ps_run *r, const struct pt_space_state *const *st,
@@ -691,7 +699,8 @@ static int beam_cost_thread(void *ctx, int t)
 
 	for (i = (size_t)t; i < bc->c->n; i += (size_t)bc->r->threads)
 		if ((ret = ps_cost(bc->r, t, bc->c->v[i].st,
-				   &bc->c->v[i].cost)))
+				   &bc->c->v[i].cost)) ||
+		    (!t && (ret = ps_tick(bc->r))))
 			return ret;
 	return 0;
 }
@@ -935,6 +944,7 @@ int pt_search(const struct pt_space *sp, const struct pt_search_opts *o,
 	r.ssz = pt_space_state_size(sp);
 	r.threads = o->threads > 0 ? o->threads : 1;
 	r.t0 = ps_now();
+	r.last_progress = r.t0;
 	r.deadline = o->budget_s > 0 ? r.t0 + o->budget_s : INFINITY;
 	r.best_cost = r.best_ms = PT_SEARCH_INVALID;
 	if (!(r.th = calloc((size_t)r.threads, sizeof(*r.th))))

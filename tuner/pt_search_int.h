@@ -24,6 +24,7 @@ struct ps_run {
 	size_t ssz;                  /* pt_space_state_size() */
 	int threads;
 	double t0, deadline;         /* seconds (ps_now); deadline: +inf */
+	double last_progress;        /* when ps_progress() last reported */
 	struct ps_thread *th;        /* threads entries */
 	/* the best complete state so far, by cost */
 	struct pt_space_state *best;
@@ -57,8 +58,13 @@ int ps_offer(struct ps_run *r, const struct pt_space_state *st, double cost);
 int ps_measure(struct ps_run *r, const struct pt_space_state *const *st,
 	       const double *cost, int n, double *ms);
 
-/* Report progress (the callback, when set). */
+/* Report progress (the callback, when set). The callback's caller, the
+ * server, sends a heartbeat with it; it must come at least every few
+ * seconds, so long steps call ps_tick(). */
 int ps_progress(struct ps_run *r);
+/* ps_progress() when a second has passed since the last report. For the
+ * calling thread of pt_search() only (thread 0). */
+int ps_tick(struct ps_run *r);
 
 /* Collect every child of `st` into th->kids; returns the count or a
  * negative PT_E*. */

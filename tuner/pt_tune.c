@@ -10,6 +10,8 @@
 #include "protune/pt_time.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <time.h>
 #include <xxhash.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +166,8 @@ struct tune_ctx {
 	struct pt_error *err;
 	struct pt_sched *best;   /* want_best: the last best's schedule */
 	uint64_t best_hash;
+	long last_iterations;    /* the last progress report's figures */
+	double last_best_ms;
 };
 
 /* A timeout setting (<= 0: none) capped at `cap` ms. */
@@ -172,12 +176,11 @@ static int clamp_ms(int v, int cap)
 	return v > 0 && v < cap ? v : cap;
 }
 
-/* pt_search_measure_fn: compile and time each state's schedule, one
- * after the other. */
-static int tune_measure(void *ctx, const struct pt_space_state *const *st,
-			int n, double *ms)
+/* Compile and time each state's schedule, one after the other. */
+static int measure_all(struct tune_ctx *tc,
+		       const struct pt_space_state *const *st, int n,
+		       double *ms)
 {
-	struct tune_ctx *tc = ctx;
 	struct pt_tune_opts o = *tc->o;
 	struct pt_measure_opts mo = *tc->o->mopts;
 	int i, ret;
@@ -218,6 +221,86 @@ static int tune_measure(void *ctx, const struct pt_space_state *const *st,
 	return 0;
 }
 
+/* A measurement runs in a thread of its own while the calling thread
+ * keeps reporting progress every second: the server's heartbeats must go
+ * on while a candidate compiles (a plugin waits at most a minute for a
+ * message). */
+struct measure_job {
+	struct tune_ctx *tc;
+	const struct pt_space_state *const *st;
+	int n, ret, done;
+	double *ms;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void *measure_main(void *arg)
+{
+	struct measure_job *j = arg;
+	int ret = measure_all(j->tc, j->st, j->n, j->ms);
+
+	pthread_mutex_lock(&j->mu);
+	j->ret = ret;
+	j->done = 1;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+/* pt_search_measure_fn. */
+static int tune_measure(void *ctx, const struct pt_space_state *const *st,
+			int n, double *ms)
+{
+	struct tune_ctx *tc = ctx;
+	struct measure_job j;
+	pthread_t tid;
+	int ret = 0;
+
+	if (!tc->o->progress)
+		return measure_all(tc, st, n, ms);
+	memset(&j, 0, sizeof(j));
+	j.tc = tc;
+	j.st = st;
+	j.n = n;
+	j.ms = ms;
+	pthread_mutex_init(&j.mu, NULL);
+	pthread_cond_init(&j.cv, NULL);
+	if (pthread_create(&tid, NULL, measure_main, &j)) {
+		pthread_mutex_destroy(&j.mu);
+		pthread_cond_destroy(&j.cv);
+		return measure_all(tc, st, n, ms);
+	}
+	pthread_mutex_lock(&j.mu);
+	while (!j.done) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		pthread_cond_timedwait(&j.cv, &j.mu, &until);
+		if (!j.done && !ret) {
+			struct pt_tune_progress p;
+
+			pthread_mutex_unlock(&j.mu);
+			memset(&p, 0, sizeof(p));
+			p.elapsed_s = (double)(pt_time_now_ms() - tc->t0) /
+				      1000.0;
+			p.budget_s = tc->o->budget_s;
+			p.iterations = tc->last_iterations;
+			p.best_ms = tc->last_best_ms;
+			p.best_cost = -1;
+			/* An error (the plugin went away) stops the search
+			 * once this measurement is over. */
+			ret = tc->o->progress(tc->o->ctx, &p, tc->err);
+			pthread_mutex_lock(&j.mu);
+		}
+	}
+	pthread_mutex_unlock(&j.mu);
+	pthread_join(tid, NULL);
+	pthread_mutex_destroy(&j.mu);
+	pthread_cond_destroy(&j.cv);
+	return ret ? ret : j.ret;
+}
+
 /* pt_search_progress_fn: pass the search's progress on. */
 static int tune_progress(void *ctx, const struct pt_search_event *e)
 {
@@ -230,6 +313,8 @@ static int tune_progress(void *ctx, const struct pt_search_event *e)
 	p.budget_s = tc->o->budget_s;
 	p.iterations = e->simulations;
 	p.best_ms = e->best_ms;
+	tc->last_iterations = e->simulations;
+	tc->last_best_ms = e->best_ms;
 	p.best_cost = e->best_cost < PT_SEARCH_INVALID ? e->best_cost : -1;
 	p.decisions = e->decisions;
 	p.best = NULL;
@@ -266,6 +351,7 @@ static int tune_search(const struct pt_model *m, const struct pt_tune_opts *o,
 
 	memset(&sr, 0, sizeof(sr));
 	memset(&tc, 0, sizeof(tc));
+	tc.last_best_ms = -1;
 	memset(&so.eval, 0, sizeof(so.eval));
 	if ((ret = pt_space_new(m, NULL, &sp, &e))) {
 		if (ret == PT_ENOMEM)
