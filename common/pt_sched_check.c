@@ -9,6 +9,7 @@
  */
 #include "protune/pt_sched.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2423,6 +2424,549 @@ static int check_unrolled_tail(struct state *S, int f, struct pt_error *err)
 	return 0;
 }
 
+/* --- rule 6: strided loads at constant addresses -------------------------- */
+
+/* A coordinate of Func f as the site Func's last stage reads it, through
+ * inlined Funcs: affine in that stage's dims (coef) plus an offset in
+ * [lo, hi], or `bad` when Halide's index for it is no affine expression
+ * (a clamp, a data-dependent value). */
+struct cform {
+	int bad;
+	double lo, hi;
+	double *coef;  /* nb entries */
+};
+
+/* How the reads of dim k of f move with dim d of the site's stage: all
+ * by one fraction p/q with floors of one residue a (state 1), or not
+ * (2). */
+struct cstep {
+	int state;
+	long long p, q, a;
+};
+
+/* What f's buffer looks like along one dim, from the site's reads. */
+struct cdim {
+	int state;     /* 0 no read seen, 1 reads line up, 2 they do not
+			* (different coefficients: no constant extent), 3
+			* unknown (a clamp, a loop we cannot size) */
+	int frac;      /* a fraction on the way: floors */
+	double lo, hi; /* the reads' offsets, over the instance */
+	double *coef;  /* the first read's coefficients */
+};
+
+/* What the walk over the site's reads of f needs. */
+struct cctx {
+	const struct state *S;
+	int f, nb, vd;           /* vd: the stage dim of j's vector loop */
+	int collect;             /* 1: note the extents; 0: judge reads */
+	uint64_t moving;         /* j's dims with a loop in the instance that
+				  * is neither vectorized nor unrolled */
+	const double *span;      /* per dim of j: its points in the instance;
+				  * 0 when they vary (a guard tail), -1 when
+				  * no constant is known */
+	struct cdim *cd;         /* per dim of f */
+	struct cstep *cs;        /* [k * nb + d] */
+	double *elo, *ehi;       /* per dim of f: its buffer's extent */
+	double *nhi;             /* ... before f's own round tail */
+	unsigned char *konst;    /* ... may be a compile-time constant */
+	double smin, smax;       /* the refused read's stride (out) */
+};
+
+static struct cform *cforms_new(int n, int nb)
+{
+	size_t one = sizeof(struct cform) + (size_t)nb * sizeof(double);
+	struct cform *p;
+	double *c;
+	int i;
+
+	if (n < 1)
+		n = 1;
+	p = calloc((size_t)n, one);
+	if (!p)
+		return NULL;
+	c = (double *)(void *)(p + n);
+	for (i = 0; i < n; i++)
+		p[i].coef = c + (size_t)i * (size_t)nb;
+	return p;
+}
+
+static void form_ccopy(struct cform *to, const struct cform *from, int nb)
+{
+	to->bad = from->bad;
+	to->lo = from->lo;
+	to->hi = from->hi;
+	memcpy(to->coef, from->coef, (size_t)nb * sizeof(double));
+}
+
+/* Coordinate co of stage st, whose dims are dims[]. */
+static void ccoord(int nb, const struct pt_stage *st,
+		   const struct pt_coord *co, const struct cform *dims,
+		   struct cform *out)
+{
+	int d, b;
+
+	out->bad = 0;
+	out->lo = out->hi = 0;
+	memset(out->coef, 0, (size_t)nb * sizeof(double));
+	if (co->has_clamp_min && co->has_clamp_max &&
+	    co->clamp_min == co->clamp_max) {
+		out->lo = out->hi = (double)co->clamp_min;
+		return;  /* one constant point */
+	}
+	if (!co->affine || !co->coef || co->has_clamp_min ||
+	    co->has_clamp_max) {
+		/* Halide's index then holds a min, a max or a load: it knows
+		 * no constant for it, and a vector of it is no ramp. */
+		out->bad = 1;
+		return;
+	}
+	out->lo = rat_value(co->off_min);
+	out->hi = rat_value(co->off_max);
+	for (d = 0; d < st->ndims; d++) {
+		double k;
+
+		if (!co->coef[d].num)
+			continue;
+		if (dims[d].bad) {
+			out->bad = 1;
+			return;
+		}
+		k = rat_value(co->coef[d]);
+		out->lo += k * (k > 0 ? dims[d].lo : dims[d].hi);
+		out->hi += k * (k > 0 ? dims[d].hi : dims[d].lo);
+		for (b = 0; b < nb; b++)
+			out->coef[b] += k * dims[d].coef[b];
+	}
+}
+
+/* k as p/q in lowest terms with q <= 64; 0 when it is no such fraction. */
+static int as_fraction(double k, long long *p, long long *q)
+{
+	long long i;
+
+	for (i = 1; i <= 64; i++) {
+		double v = k * (double)i;
+
+		if (v > -1e9 && v < 1e9 && (double)(long long)v == v) {
+			*p = (long long)v;
+			*q = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Add one read (coordinates cf[]; co[] its own coordinates when it is
+ * the site stage's own access) to what f's buffer looks like. The reads
+ * of a dim line up when they move alike with the site's dims; over the
+ * instance they then span their offsets plus the dims' points. A
+ * fraction p/q of a dim is floor((p * x + a) / q) to Halide; a plain
+ * floor has offsets [(a - q + 1) / q, a / q], and any other one (a floor
+ * plus terms in x % q, as in interpolate) is taken to be bounded by
+ * floors of residue 0 plus whole numbers, as Halide bounds x % q by
+ * [0, q - 1]. */
+static void note_read(struct cctx *c, const struct cform *cf,
+		      const struct pt_coord *co)
+{
+	int n = c->S->m->funcs[c->f].nargs, k, d;
+
+	for (k = 0; k < n; k++) {
+		struct cdim *e = &c->cd[k];
+		double lo = cf[k].lo, hi = cf[k].hi;
+		int unknown = cf[k].bad, varies = 0;
+
+		for (d = 0; d < c->nb && !unknown; d++) {
+			struct cstep *s = &c->cs[(size_t)k * c->nb + d];
+			double v = cf[k].coef[d], sp = c->span[d];
+			long long p = 0, q = 1, r = 0;
+
+			if (v == 0)
+				continue;
+			if (sp < 0)
+				unknown = 1;
+			else if (sp == 0)
+				varies = 1;
+			else if (v > 0)
+				hi += v * (sp - 1);
+			else
+				lo += v * (sp - 1);
+			if (!as_fraction(v, &p, &q)) {
+				unknown = 1;
+				break;
+			}
+			if (q > 1) {
+				e->frac = 1;
+				if (co && co[k].affine) {
+					double h = rat_value(co[k].off_max);
+					double wd = h - rat_value(co[k].off_min);
+					double x = h * (double)q;
+					double want = (double)(q - 1) / q;
+
+					if (wd > want - 1e-9 &&
+					    wd < want + 1e-9 && x > -1e9 &&
+					    x < 1e9 && (double)(long long)x == x)
+						r = (((long long)x % q) + q) % q;
+				} else {
+					s->state = 2;  /* composed: unknown */
+				}
+			}
+			if (!s->state) {
+				s->state = 1;
+				s->p = p;
+				s->q = q;
+				s->a = r;
+			} else if (s->p != p || s->q != q || s->a != r) {
+				s->state = 2;
+			}
+		}
+		if (unknown) {
+			e->state = 3;
+			continue;
+		}
+		if (e->state == 3)
+			continue;
+		if (varies)
+			e->state = 2;
+		if (e->state == 2)
+			continue;
+		if (!e->state) {
+			e->state = 1;
+			e->lo = lo;
+			e->hi = hi;
+			memcpy(e->coef, cf[k].coef,
+			       (size_t)c->nb * sizeof(double));
+			continue;
+		}
+		for (d = 0; d < c->nb; d++)
+			if (e->coef[d] != cf[k].coef[d])
+				e->state = 2;
+		if (lo < e->lo)
+			e->lo = lo;
+		if (hi > e->hi)
+			e->hi = hi;
+	}
+}
+
+/* Is one read of f (coordinates cf[]) a strided vector load at a
+ * compile-time constant address that Halide 14 gets wrong? */
+static int bad_read(struct cctx *c, const struct cform *cf)
+{
+	int n = c->S->m->funcs[c->f].nargs, k, i, d, top = -1, rem = 0;
+	double smin = 0, smax = 0, slo, shi;
+	long long p, q;
+
+	for (k = 0; k < n; k++) {
+		if (cf[k].bad)
+			return 0;
+		for (d = 0; d < c->nb && d < 64; d++)
+			if (cf[k].coef[d] != 0 && ((c->moving >> d) & 1))
+				return 0;  /* it moves with a loop */
+	}
+	for (k = 0; k < n; k++) {
+		double a;
+
+		if (cf[k].coef[c->vd] == 0)
+			continue;
+		/* A fraction p/q: Halide splits the vector into q
+		 * interleaved ones that step by p. */
+		if (!as_fraction(cf[k].coef[c->vd], &p, &q))
+			return 0;  /* no ramp: a gather */
+		a = (double)p;
+		/* The buffer's stride of dim k: a constant only when every
+		 * dim inside it has a constant extent. */
+		for (i = 0, slo = shi = 1; i < k; i++) {
+			if (!c->konst[i])
+				return 0;
+			slo *= c->elo[i];
+			shi *= c->ehi[i];
+		}
+		smin += a > 0 ? a * slo : a * shi;
+		smax += a > 0 ? a * shi : a * slo;
+		top = k;
+		if (a >= 2 || a <= -2)
+			rem = 1;
+	}
+	if (top < 0 || smax < 2 || smin > 4)
+		return 0;
+	/* Only a load that does not start at a multiple of the stride goes
+	 * wrong: one that reads within the inner dims away from their
+	 * first element (they may hold two points or more before f rounds
+	 * them up), or steps by more than one along a dim. */
+	for (i = 0; i < top && !rem; i++)
+		if (c->nhi[i] >= 2)
+			rem = 1;
+	if (!rem)
+		return 0;
+	c->smin = smin < 2 ? 2 : smin;
+	c->smax = smax > 4 ? 4 : smax;
+	return 1;
+}
+
+/* Walk what stage st (dims[]) reads of f, directly or through inlined
+ * Funcs (inl[] marks them), noting or judging each read: 1 when a read
+ * is refused, 0, or PT_ENOMEM. */
+static int cwalk(struct cctx *c, const unsigned char *inl,
+		 const struct pt_stage *st, const struct cform *dims,
+		 int depth)
+{
+	const struct pt_model *m = c->S->m;
+	int i, k, d, ret = 0;
+
+	for (i = 0; i < st->naccesses && !ret; i++) {
+		const struct pt_access *a = &st->accesses[i];
+		const struct pt_stage *ps;
+		struct cform *cf, *pd;
+		int p = a->producer;
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store || p < c->f ||
+		    p >= st->func || (p != c->f && !inl[p]) || depth > 64)
+			continue;
+		if (a->ncoords != m->funcs[p].nargs) {
+			if (c->collect)  /* no idea what it reads */
+				for (k = 0; k < m->funcs[c->f].nargs; k++)
+					c->cd[k].state = 3;
+			continue;
+		}
+		cf = cforms_new(a->ncoords, c->nb);
+		if (!cf)
+			return PT_ENOMEM;
+		for (k = 0; k < a->ncoords; k++)
+			ccoord(c->nb, st, &a->coords[k], dims, &cf[k]);
+		if (p == c->f) {
+			if (c->collect)
+				note_read(c, cf, depth ? NULL : a->coords);
+			else
+				ret = bad_read(c, cf);
+			free(cf);
+			continue;
+		}
+		ps = model_stage(m, p, 0);
+		pd = cforms_new(ps->ndims, c->nb);
+		if (!pd) {
+			free(cf);
+			return PT_ENOMEM;
+		}
+		for (d = 0; d < ps->ndims; d++)
+			if (ps->dims[d].is_rvar ||
+			    ps->dims[d].index >= a->ncoords)
+				pd[d].bad = 1;
+			else
+				form_ccopy(&pd[d], &cf[ps->dims[d].index],
+					   c->nb);
+		ret = cwalk(c, inl, ps, pd, depth + 1);
+		free(pd);
+		free(cf);
+	}
+	return ret;
+}
+
+/* What f's buffer looks like (c->konst, c->elo, c->ehi), from the notes
+ * of the site's reads: along a dim whose reads line up, their span over
+ * the instance plus one point, and a fraction's floors may add one more.
+ * Halide folds such an extent to a constant unless a fraction p/q of a
+ * dim of e + 1 points leaves floor((x + e * p) / q) - floor(x / q) to
+ * the parity of x (e * p not a multiple of q, the floors all of one
+ * residue). Reads that do not line up make an extent that varies; an
+ * unknown one may be any constant. */
+static void csummary(struct cctx *c)
+{
+	int n = c->S->m->funcs[c->f].nargs, k, d;
+
+	for (k = 0; k < n; k++) {
+		const struct cdim *e = &c->cd[k];
+		double w = e->hi - e->lo;
+
+		c->konst[k] = 1;
+		c->elo[k] = 1;
+		c->ehi[k] = BIG;
+		if (e->state == 2) {
+			c->konst[k] = 0;
+			continue;
+		}
+		if (e->state != 1)
+			continue;
+		c->elo[k] = floor(w + 1e-9) + 1;
+		c->ehi[k] = e->frac ? ceil(w - 1e-9) + 1 : c->elo[k];
+		for (d = 0; d < c->nb; d++) {
+			const struct cstep *s = &c->cs[(size_t)k * c->nb + d];
+			double sp = c->span[d];
+
+			if (s->state == 1 && s->q >= 2 && sp >= 2 &&
+			    sp < 1e15 && ((long long)(sp - 1) * s->p) % s->q)
+				c->konst[k] = 0;
+		}
+	}
+}
+
+/* The extent of dim k of f's buffer after f's own round tail on the
+ * first split of k, which computes whole tiles (v rounded up). */
+static double rounded(const struct state *S, int f, int k, double v)
+{
+	const struct pt_stage *stage = model_stage(S->m, f, 0);
+	const struct xnest *x = &S->nests[S->m->funcs[f].first_stage];
+	int i;
+
+	if (v >= BIG)
+		return v;
+	for (i = 0; i < x->n; i++) {
+		const struct xloop *l = &x->l[i];
+		double t = (double)l->extent;
+
+		if (!stage->dims[l->orig].is_rvar &&
+		    stage->dims[l->orig].index == k && l->depth == 1 &&
+		    l->path == 1 && l->tail == PT_TAIL_ROUND && t >= 2)
+			return (double)(long long)((v + t - 1) / t) * t;
+	}
+	return v;
+}
+
+/* Rule 6, strided loads at constant addresses: f computed at a loop of
+ * j, whose last stage is vectorized and reads f, within one instance of
+ * f, at addresses that move with no loop (only the vector loop and
+ * unrolled loops run inside the instance along the dims the read
+ * follows), with a stride of 2 to 4 elements of f's buffer between the
+ * lanes (which f's small constant extents make). Halide 14 loads such a
+ * vector densely from the address rounded down to a multiple of the
+ * stride and, when that address is a constant, tags the load with the
+ * alignment of a whole native vector (CodeGen_LLVM, visit(const Load *):
+ * the remainder is reduced modulo the address's modulus, 0 for a
+ * constant, and Halide defines x mod 0 as 0). Unless the address happens
+ * to be aligned, the aligned load (vmovaps) faults. An address that moves
+ * with a loop keeps its true alignment. */
+static int check_const_strided(struct state *S, int f, struct pt_error *err)
+{
+	const struct pt_model *m = S->m;
+	const struct pt_sched_func *sf = &S->s->funcs[f];
+	int j = sf->compute_at.func, n = m->funcs[f].nargs, p, k, ret = 0;
+	int jsite = S->s->funcs[j].compute == PT_COMPUTE_AT, others = 0;
+	const struct pt_stage *jst = model_stage(m, j, last_stage(m, j));
+	const struct xnest *x =
+		&S->nests[m->funcs[j].first_stage + last_stage(m, j)];
+	int store = S->site_pos[f], sidx;
+	struct cform *dims = NULL;
+	unsigned char *inl = NULL;
+	double *span = NULL, *cdc = NULL;
+	struct cctx c;
+	char stride[32];
+
+	if (!x->n || x->l[0].kind != PT_LOOP_VECTOR || jst->ndims > 64 ||
+	    n < 1)
+		return 0;
+	/* A sliding window's buffer lives at its store site: the compute
+	 * loop runs within it. */
+	if (is_sliding(S, f)) {
+		store = sf->store_root ? -1 : site_loop(S, j,
+							sf->store_at.loop);
+		others = 1;
+	}
+	memset(&c, 0, sizeof(c));
+	c.S = S;
+	c.f = f;
+	c.nb = jst->ndims;
+	c.vd = x->l[0].orig;
+	for (p = store + 1; p < x->n; p++) {
+		const struct xloop *l = site_xloop(S, j, p);
+
+		if (l->kind != PT_LOOP_VECTOR && l->kind != PT_LOOP_UNROLL &&
+		    !(l->const_extent && l->extent <= 1))
+			c.moving |= UINT64_C(1) << l->orig;
+	}
+	if ((c.moving >> c.vd) & 1)
+		return 0;  /* every read along the vector moves */
+	for (sidx = 0; sidx < m->nstages; sidx++)
+		if (has_use(S, f, sidx) && &m->stages[sidx] != jst)
+			others = 1;
+	span = malloc((size_t)c.nb * sizeof(*span));
+	inl = calloc((size_t)m->nfuncs + 1, 1);
+	dims = cforms_new(c.nb, c.nb);
+	c.cd = calloc((size_t)n, sizeof(*c.cd));
+	cdc = calloc((size_t)n * (size_t)c.nb + 1, sizeof(*cdc));
+	c.cs = calloc((size_t)n * (size_t)c.nb + 1, sizeof(*c.cs));
+	c.elo = calloc((size_t)n, sizeof(double));
+	c.ehi = calloc((size_t)n, sizeof(double));
+	c.nhi = calloc((size_t)n, sizeof(double));
+	c.konst = calloc((size_t)n, 1);
+	if (!span || !inl || !dims || !c.cd || !cdc || !c.cs || !c.elo ||
+	    !c.ehi || !c.nhi || !c.konst) {
+		ret = PT_ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < m->nfuncs; k++)
+		inl[k] = is_inlined(S, k);
+	for (k = 0; k < n; k++)
+		c.cd[k].coef = cdc + (size_t)k * (size_t)c.nb;
+	/* The points of each of j's dims in one instance of f: its loops
+	 * inside the compute loop. A guard tail makes the last instance
+	 * shorter, a loop of j's own region has a constant size only when j
+	 * is computed at a loop (and then one we do not know). */
+	for (k = 0; k < c.nb; k++) {
+		span[k] = 1;
+		dims[k].coef[k] = 1;
+	}
+	for (p = S->site_pos[f] + 1; p < x->n; p++) {
+		const struct xloop *l = site_xloop(S, j, p);
+		double *sp = &span[l->orig];
+
+		if (*sp < 0)
+			continue;
+		if (l->is_rvar)  /* not sized here: any constant */
+			*sp = -1;
+		else if (!l->const_extent)
+			*sp = jsite ? -1 : 0;
+		else if (l->tail == PT_TAIL_GUARD)
+			*sp = 0;
+		else if (*sp < 1e15)
+			*sp *= (double)(l->extent > 1 ? l->extent : 1);
+	}
+	c.span = span;
+	if (others) {
+		for (k = 0; k < n; k++)
+			c.cd[k].state = 3;
+	} else {
+		c.collect = 1;
+		ret = cwalk(&c, inl, jst, dims, 0);
+		c.collect = 0;
+	}
+	if (ret)
+		goto out;
+	csummary(&c);
+	for (k = 0; k < n; k++) {
+		c.nhi[k] = c.ehi[k];
+		c.elo[k] = rounded(S, f, k, c.elo[k]);
+		c.ehi[k] = rounded(S, f, k, c.ehi[k]);
+	}
+	ret = cwalk(&c, inl, jst, dims, 0);
+out:
+	free(span);
+	free(inl);
+	free(dims);
+	free(c.cd);
+	free(cdc);
+	free(c.cs);
+	free(c.elo);
+	free(c.ehi);
+	free(c.nhi);
+	free(c.konst);
+	if (ret < 0)
+		return oom(err);
+	if (!ret)
+		return 0;
+	if (c.smin == c.smax)
+		snprintf(stride, sizeof(stride), "%.0f", c.smin);
+	else
+		snprintf(stride, sizeof(stride), "%.0f to %.0f", c.smin,
+			 c.smax);
+	return fail(err, m, f, -1,
+		    "computed at f%d (%s) '%s', whose vectorized '%s' then "
+		    "reads it at addresses fixed at compile time with a "
+		    "stride of %s elements (Halide 14 tags the dense load "
+		    "behind such a strided load with a whole vector's "
+		    "alignment, and the misaligned load crashes); compute it "
+		    "at a loop outside a serial loop of f%d that moves the "
+		    "read, or at root", j, func_label(m, j),
+		    sf->compute_at.loop, xname(&x->l[0]), stride, j);
+}
+
 /* Rules 3, 4 and 5: compute and store decisions. */
 static int check_compute(struct state *S, struct pt_error *err)
 {
@@ -2526,6 +3070,10 @@ static int check_compute(struct state *S, struct pt_error *err)
 		if (!is_inlined(S, f) &&
 		    ((ret = check_one_element(S, f, err)) ||
 		     (ret = check_unrolled_tail(S, f, err))))
+			return ret;
+	for (f = 0; f < m->nfuncs; f++)
+		if (S->s->funcs[f].compute == PT_COMPUTE_AT &&
+		    (ret = check_const_strided(S, f, err)))
 			return ret;
 	return 0;
 }

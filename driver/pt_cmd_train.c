@@ -66,6 +66,7 @@ struct data {
 	struct sample *s;
 	size_t n, cap;
 	size_t failed;      /* samples whose schedule did not compile or run */
+	size_t stale;       /* samples whose seed now draws another schedule */
 	struct pt_cost_fit_opts fit;  /* --ridge, --weight-power, --loss */
 };
 
@@ -308,10 +309,12 @@ static int load_dir(struct data *d, const char *dir, int verify)
 			goto out;
 		}
 		if (verify && strcmp(id, f[7])) {
+			/* Never train on another schedule's time: skip it. */
 			pt_sched_free(s);
-			ret = pt_cli_fail("%s:%d: the schedule of %s seed %llu is not the one measured (id %s, now %s): the space has changed since; measure again (bench/samples.sh)",
-				   path.buf, lineno, f[0], seed, f[7], id);
-			goto out;
+			fprintf(stderr, "protune: %s:%d: skipped: the schedule of %s seed %llu is not the one measured (id %s, now %s): the space has changed since; measure it again (bench/samples.sh)\n",
+				path.buf, lineno, f[0], seed, f[7], id);
+			d->stale++;
+			continue;
 		}
 		ret = pt_features_compute(d->g[gi].fx, s, d->g[gi].rows, &err);
 		pt_sched_free(s);
@@ -565,8 +568,12 @@ static int cmd_train(int argc, char **argv)
 			goto out;
 		}
 	}
-	printf("%zu samples of %d pipelines (%zu failed to compile or run, not used)\n",
+	printf("%zu samples of %d pipelines (%zu failed to compile or run, not used",
 	       d.n, d.ng, d.failed);
+	if (d.stale)
+		printf("; %zu skipped: their seeds now draw other schedules",
+		       d.stale);
+	printf(")\n");
 	if (dump && dump_terms(&d, dump))
 		goto out;
 	if (eval) {

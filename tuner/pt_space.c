@@ -20,8 +20,10 @@
  * vector split of stage 0 of a Func whose region need not stay exact (so a
  * round tail never meets a guard vector tail); sites are level ends that
  * enclose every use, never inside a vector tile of a consumer that reads
- * with a stride along it; inline chains stay within rule 3; sliding
- * windows keep to the one shape rule 5 allows.
+ * with a stride along it, nor where a vectorized consumer would read the
+ * Func at constant addresses with a stride of 2 to 4 (the one rule kept by
+ * a test of each site, const_strided()); inline chains stay within rule
+ * 3; sliding windows keep to the one shape rule 5 allows.
  */
 #include "protune/pt_space.h"
 #include "protune/pt_randsched.h"
@@ -159,6 +161,11 @@ struct pt_space {
 	 * times: readers[rfirst[f] .. rfirst[f + 1]). */
 	struct sp_reader *readers;
 	int *rfirst, *rcount;
+	/* Per access, stage by stage (stage s from adup + afirst[s]): 1
+	 * when an earlier access of the stage reads the same points
+	 * (another value of a tuple). */
+	unsigned char *adup;
+	int *afirst;
 };
 
 struct opt {
@@ -229,6 +236,46 @@ struct ninfo {
 	int64_t pfac[MAXARGS][MAXSPLIT];  /* factor of split k + 1 */
 };
 
+/* Rule 6 (strided loads at constant addresses, below): the reads of a
+ * Func by a site's Func, composed once (struct rcache, of struct crd), and
+ * how each dim of the Func moves with the site's dims (struct cstep). */
+struct crd {
+	uint8_t bad[MAXARGS];
+	int8_t res[MAXARGS];
+	double lo[MAXARGS], hi[MAXARGS];
+};
+
+/* A coordinate while reads are composed (through inlined Funcs). */
+struct cform {
+	int bad;
+	double lo, hi;
+	double *coef;
+};
+
+/* A coefficient, and as a fraction p/q (q 0: none with q <= 64). */
+struct cco {
+	double v;
+	int32_t p, q;
+};
+
+struct rcache {
+	int valid, f, j, nb, n;
+	int cap, cnb;         /* room: cap reads of cnb dims */
+	unsigned char *inl;   /* nfuncs: the inlined Funcs it was made for */
+	struct crd *r;
+	struct cco *coef;     /* [read][k][d]: cap * MAXARGS * cnb */
+	struct cform *fpool;  /* scratch for composing, a stack: fcap forms */
+	double *dpool;        /* ... of dcap coefficients */
+	int ftop, fcap, dtop, dcap;
+};
+
+/* How the reads of f's dim k move with j's dim d: all by one fraction
+ * p/q with floors of one residue a (state 1), or not (2). */
+struct cstep {
+	int state;
+	long long p, q, a;
+};
+
 struct pt_space_work {
 	struct optbuf ob[2], tmp;  /* tmp: for sorting */
 	double *copies;        /* per stage: copies of a Func's body */
@@ -242,6 +289,8 @@ struct pt_space_work {
 	struct sp_loop *loops[2];
 	unsigned char *blk;    /* one stage block */
 	struct pt_space_state *child;
+	struct rcache *cr;     /* rule 6: reads of a Func by a site's Func */
+	struct cstep *cs;      /* rule 6: MAXARGS * (maxdims + 1) */
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -672,6 +721,65 @@ static int compile_reads(struct pt_space *sp)
 	return 0;
 }
 
+/* Do accesses a and b read the same points (another value of a tuple)? */
+static int same_points(const struct pt_stage *ms, const struct pt_access *a,
+		       const struct pt_access *b)
+{
+	int k, d;
+
+	if (a->kind != b->kind || a->producer != b->producer ||
+	    a->ncoords != b->ncoords || a->is_store != b->is_store)
+		return 0;
+	for (k = 0; k < a->ncoords; k++) {
+		const struct pt_coord *x = &a->coords[k], *y = &b->coords[k];
+
+		if (x->affine != y->affine || !x->coef != !y->coef ||
+		    x->has_clamp_min != y->has_clamp_min ||
+		    x->has_clamp_max != y->has_clamp_max ||
+		    x->clamp_min != y->clamp_min ||
+		    x->clamp_max != y->clamp_max ||
+		    rat(x->off_min) != rat(y->off_min) ||
+		    rat(x->off_max) != rat(y->off_max))
+			return 0;
+		for (d = 0; x->coef && d < ms->ndims; d++)
+			if (rat(x->coef[d]) != rat(y->coef[d]))
+				return 0;
+	}
+	return 1;
+}
+
+/* sp->adup: the accesses that read the same points as an earlier one of
+ * their stage (rule 6 composes each read once). */
+static int find_dups(struct pt_space *sp)
+{
+	const struct pt_model *m = sp->m;
+	int s, i, k, n = 0;
+
+	sp->afirst = calloc((size_t)m->nstages + 1, sizeof(int));
+	if (!sp->afirst)
+		return PT_ENOMEM;
+	for (s = 0; s < m->nstages; s++) {
+		sp->afirst[s] = n;
+		n += m->stages[s].naccesses;
+	}
+	sp->afirst[m->nstages] = n;
+	sp->adup = calloc((size_t)n + 1, 1);
+	if (!sp->adup)
+		return PT_ENOMEM;
+	for (s = 0; s < m->nstages; s++) {
+		const struct pt_stage *ms = &m->stages[s];
+
+		for (i = 1; i < ms->naccesses; i++)
+			for (k = 0; k < i; k++)
+				if (same_points(ms, &ms->accesses[i],
+						&ms->accesses[k])) {
+					sp->adup[sp->afirst[s] + i] = 1;
+					break;
+				}
+	}
+	return 0;
+}
+
 int pt_space_new(const struct pt_model *m, const struct pt_space_opts *opts,
 		 struct pt_space **out, struct pt_error *err)
 {
@@ -776,7 +884,7 @@ int pt_space_new(const struct pt_model *m, const struct pt_space_opts *opts,
 	}
 	sp->size = off;
 	find_exact(sp);
-	if (compile_reads(sp)) {
+	if (compile_reads(sp) || find_dups(sp)) {
 		pt_space_free(sp);
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	}
@@ -796,6 +904,8 @@ void pt_space_free(struct pt_space *sp)
 	free(sp->readers);
 	free(sp->rfirst);
 	free(sp->rcount);
+	free(sp->adup);
+	free(sp->afirst);
 	free(sp);
 }
 
@@ -833,12 +943,28 @@ struct pt_space_work *pt_space_work_new(const struct pt_space *sp)
 	w->dhi = calloc(nd, sizeof(double));
 	w->blk = calloc(1, sblk_size(MAXARGS));
 	w->child = calloc(1, sp->size);
+	w->cr = calloc(1, sizeof(*w->cr));
+	w->cs = calloc(MAXARGS * nd, sizeof(*w->cs));
+	if (w->cr) {
+		/* Composing reads goes one inlined Func deeper a level (at
+		 * most 65, and at most every Func), with two form arrays of
+		 * at most maxdims forms a level, plus the site's dims. */
+		size_t lv = nf < 66 ? nf : 66;
+
+		w->cr->inl = calloc(nf, 1);
+		w->cr->fcap = (int)((2 * lv + 1) * nd);
+		w->cr->dcap = w->cr->fcap * (int)nd;
+		w->cr->fpool = calloc((size_t)w->cr->fcap,
+				      sizeof(*w->cr->fpool));
+		w->cr->dpool = calloc((size_t)w->cr->dcap, sizeof(double));
+	}
 	for (i = 0; i < 2; i++)
 		w->loops[i] = calloc(nl, sizeof(struct sp_loop));
 	if (!w->copies || !w->fcopies || !w->uses || !w->reach || !w->stamp ||
 	    !w->sstamp || !w->blo || !w->bhi ||
 	    !w->bset || !w->incl || !w->dlo || !w->dhi || !w->blk ||
-	    !w->child || !w->loops[0] || !w->loops[1]) {
+	    !w->child || !w->loops[0] || !w->loops[1] || !w->cr ||
+	    !w->cr->inl || !w->cr->fpool || !w->cr->dpool || !w->cs) {
 		pt_space_work_free(w);
 		return NULL;
 	}
@@ -870,6 +996,15 @@ void pt_space_work_free(struct pt_space_work *w)
 	free(w->dhi);
 	free(w->blk);
 	free(w->child);
+	if (w->cr) {
+		free(w->cr->inl);
+		free(w->cr->r);
+		free(w->cr->coef);
+		free(w->cr->fpool);
+		free(w->cr->dpool);
+		free(w->cr);
+	}
+	free(w->cs);
 	for (i = 0; i < 2; i++)
 		free(w->loops[i]);
 	free(w);
@@ -1511,6 +1646,611 @@ static int site_eval(const struct pt_space *sp,
 	return o->state == 1;
 }
 
+/* --- rule 6: strided loads at constant addresses -------------------------- */
+
+/* The same analysis as pt_sched_check's (doc/schedule-legality.md, rule
+ * 6, strided loads at constant addresses), on a state whose later
+ * decisions may still unroll the innermost level of the site's Func and
+ * change its tails: the loops of that level count as unrolled, and a
+ * tail counts as guard only where it is sure to be, so that a site this
+ * lets through stays legal whatever comes later.
+ *
+ * The reads of f by j's last stage (through inlined Funcs) do not depend
+ * on the site: they are composed once per (f, j, the Funcs between them
+ * that are inlined) into w->cr, and each site only weighs them. A read
+ * is, per coordinate of f: affine in j's stage dims (coefficients, nb per
+ * coordinate) plus an offset in [lo, hi]; or bad (a clamp, a data-
+ * dependent value); and for a fraction, the residue of its floor (-1 when
+ * composed through an inlined Func: unknown). */
+
+/* n forms of nb coefficients from the scratch stack, zeroed; NULL when
+ * it is full (it holds the deepest composition: see pt_space_work_new).
+ * Popped by restoring ftop and dtop. */
+static struct cform *cforms_push(struct rcache *rc, int n, int nb)
+{
+	struct cform *p = rc->fpool + rc->ftop;
+	int i;
+
+	if (n < 1)
+		n = 1;
+	if (rc->ftop + n > rc->fcap || rc->dtop + n * nb > rc->dcap)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		p[i].bad = 0;
+		p[i].lo = p[i].hi = 0;
+		p[i].coef = rc->dpool + rc->dtop + i * nb;
+	}
+	memset(rc->dpool + rc->dtop, 0, (size_t)(n * nb) * sizeof(double));
+	rc->ftop += n;
+	rc->dtop += n * nb;
+	return p;
+}
+
+static void ccoord(int nb, const struct pt_stage *ms,
+		   const struct pt_coord *co, const struct cform *dims,
+		   struct cform *out)
+{
+	int d, b;
+
+	out->bad = 0;
+	out->lo = out->hi = 0;
+	memset(out->coef, 0, (size_t)nb * sizeof(double));
+	if (co->has_clamp_min && co->has_clamp_max &&
+	    co->clamp_min == co->clamp_max) {
+		out->lo = out->hi = (double)co->clamp_min;
+		return;
+	}
+	if (!co->affine || !co->coef || co->has_clamp_min ||
+	    co->has_clamp_max) {
+		out->bad = 1;
+		return;
+	}
+	out->lo = rat(co->off_min);
+	out->hi = rat(co->off_max);
+	for (d = 0; d < ms->ndims; d++) {
+		double k;
+
+		if (!co->coef[d].num)
+			continue;
+		if (dims[d].bad) {
+			out->bad = 1;
+			return;
+		}
+		k = rat(co->coef[d]);
+		out->lo += k * (k > 0 ? dims[d].lo : dims[d].hi);
+		out->hi += k * (k > 0 ? dims[d].hi : dims[d].lo);
+		for (b = 0; b < nb; b++)
+			out->coef[b] += k * dims[d].coef[b];
+	}
+}
+
+static int as_fraction(double k, long long *p, long long *q)
+{
+	long long i;
+
+	for (i = 1; i <= 64; i++) {
+		double v = k * (double)i;
+
+		if (v > -1e9 && v < 1e9 && (double)(long long)v == v) {
+			*p = (long long)v;
+			*q = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The residue a of a plain floor floor((p x + a) / q), whose offsets are
+ * [(a - q + 1) / q, a / q]; 0 for any other form. */
+static int floor_residue(const struct pt_coord *co, long long q)
+{
+	double h = rat(co->off_max), wd = h - rat(co->off_min);
+	double x = h * (double)q, want = (double)(q - 1) / (double)q;
+
+	if (wd > want - 1e-9 && wd < want + 1e-9 && x > -1e9 && x < 1e9 &&
+	    (double)(long long)x == x)
+		return (int)((((long long)x % q) + q) % q);
+	return 0;
+}
+
+/* Append one read (cf[], from access a at depth 0) to the cache. */
+static int cr_add(struct rcache *rc, int n, const struct cform *cf,
+		  const struct pt_access *a, int depth)
+{
+	struct crd *e;
+	int k;
+
+	if (rc->n == rc->cap) {
+		int cap = rc->cap ? 2 * rc->cap : 16;
+		struct crd *r = realloc(rc->r, (size_t)cap * sizeof(*r));
+		struct cco *c;
+
+		if (!r)
+			return PT_ENOMEM;
+		rc->r = r;
+		c = realloc(rc->coef, (size_t)cap * MAXARGS *
+			    (size_t)rc->cnb * sizeof(*c));
+		if (!c)
+			return PT_ENOMEM;
+		rc->coef = c;
+		rc->cap = cap;
+	}
+	e = &rc->r[rc->n];
+	memset(e, 0, sizeof(*e));
+	for (k = 0; k < n; k++) {
+		struct cco *co = rc->coef + ((size_t)rc->n * MAXARGS +
+					     (size_t)k) * (size_t)rc->nb;
+		long long p, q;
+		int d, fr = 0;
+
+		e->bad[k] = (uint8_t)cf[k].bad;
+		e->lo[k] = cf[k].lo;
+		e->hi[k] = cf[k].hi;
+		for (d = 0; d < rc->nb; d++) {
+			co[d].v = cf[k].bad ? 0 : cf[k].coef[d];
+			co[d].p = co[d].q = 0;
+			if (co[d].v == 0 || !as_fraction(co[d].v, &p, &q) ||
+			    p > INT32_MAX || p < -INT32_MAX)
+				continue;
+			co[d].p = (int32_t)p;
+			co[d].q = (int32_t)q;
+			/* The check takes each fraction's residue on its
+			 * own: one fraction in a coordinate, or unknown. */
+			if (q > 1)
+				e->res[k] = (int8_t)(depth || !a || fr++ ? -1 :
+					floor_residue(&a->coords[k], q));
+		}
+	}
+	rc->n++;
+	return 0;
+}
+
+/* Compose what stage ms (dims[]) reads of f into the cache. */
+static int cr_walk(const struct pt_space *sp, const struct pt_space_state *st,
+		   struct rcache *rc, int f, const struct pt_stage *ms,
+		   const struct cform *dims, int depth)
+{
+	const struct pt_model *m = sp->m;
+	int i, k, d, ret = 0;
+
+	for (i = 0; i < ms->naccesses && !ret; i++) {
+		const struct pt_access *a = &ms->accesses[i];
+		const struct pt_stage *ps;
+		struct cform *cf, *pd;
+		int p = a->producer, ftop = rc->ftop, dtop = rc->dtop;
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store || p < f ||
+		    p >= ms->func || (p != f && !inlined(sp, st, p)) ||
+		    depth > 64 ||
+		    sp->adup[sp->afirst[ms - m->stages] + i])
+			continue;
+		if (a->ncoords != m->funcs[p].nargs) {
+			/* No idea what it reads: a read of nothing known. */
+			cf = cforms_push(rc, sp->fn[f].nargs, rc->nb);
+			if (!cf)
+				return PT_ENOMEM;
+			for (k = 0; k < sp->fn[f].nargs; k++)
+				cf[k].bad = 1;
+			ret = cr_add(rc, sp->fn[f].nargs, cf, NULL, depth);
+			rc->ftop = ftop;
+			rc->dtop = dtop;
+			continue;
+		}
+		cf = cforms_push(rc, a->ncoords, rc->nb);
+		if (!cf)
+			return PT_ENOMEM;
+		for (k = 0; k < a->ncoords; k++)
+			ccoord(rc->nb, ms, &a->coords[k], dims, &cf[k]);
+		if (p == f) {
+			ret = cr_add(rc, sp->fn[f].nargs, cf, a, depth);
+			rc->ftop = ftop;
+			rc->dtop = dtop;
+			continue;
+		}
+		ps = &m->stages[m->funcs[p].first_stage];
+		pd = cforms_push(rc, ps->ndims, rc->nb);
+		if (!pd)
+			return PT_ENOMEM;
+		for (d = 0; d < ps->ndims; d++) {
+			const struct cform *from;
+
+			if (ps->dims[d].is_rvar ||
+			    ps->dims[d].index >= a->ncoords) {
+				pd[d].bad = 1;
+				continue;
+			}
+			from = &cf[ps->dims[d].index];
+			pd[d].bad = from->bad;
+			pd[d].lo = from->lo;
+			pd[d].hi = from->hi;
+			memcpy(pd[d].coef, from->coef,
+			       (size_t)rc->nb * sizeof(double));
+		}
+		ret = cr_walk(sp, st, rc, f, ps, pd, depth + 1);
+		rc->ftop = ftop;
+		rc->dtop = dtop;
+	}
+	return ret;
+}
+
+/* The reads of f by j's last stage (sj), composed once for the Funcs
+ * inlined in st; NULL when out of memory. */
+static const struct rcache *cr_get(const struct pt_space *sp,
+				   const struct pt_space_state *st,
+				   struct pt_space_work *w, int f, int j, int sj)
+{
+	struct rcache *rc = w->cr;
+	const struct pt_stage *ms = sp->sg[sj].ms;
+	struct cform *dims;
+	int i, d, same;
+
+	same = rc->valid && rc->f == f && rc->j == j;
+	for (i = f + 1; i < j && same; i++)
+		same = rc->inl[i] == (unsigned char)inlined(sp, st, i);
+	if (same)
+		return rc;
+	rc->valid = 0;
+	rc->f = f;
+	rc->j = j;
+	rc->nb = ms->ndims;
+	rc->n = 0;
+	if (rc->nb > rc->cnb) {  /* the coefficients grow again */
+		free(rc->coef);
+		rc->coef = NULL;
+		rc->cap = 0;
+		rc->cnb = rc->nb;
+	}
+	for (i = f + 1; i < j; i++)
+		rc->inl[i] = (unsigned char)inlined(sp, st, i);
+	rc->ftop = rc->dtop = 0;
+	dims = cforms_push(rc, rc->nb, rc->nb);
+	if (!dims)
+		return NULL;
+	for (d = 0; d < rc->nb; d++)
+		dims[d].coef[d] = 1;
+	if (cr_walk(sp, st, rc, f, ms, dims, 0))
+		return NULL;
+	rc->valid = 1;
+	return rc;
+}
+
+/* f's buffer along dim k: state 1 reads line up, 2 its extent varies, 3
+ * unknown. */
+struct cdim {
+	int state, frac;
+	double lo, hi;
+	const struct cco *coef;
+};
+
+/* f's buffer per dim, from the cached reads and the points of j's dims
+ * in the instance (span: 0 varies, -1 unknown): konst, elo, ehi as
+ * pt_sched_check's csummary() finds them. */
+static void cr_extents(const struct rcache *rc, int n, const double *span,
+		       struct cstep *cs, unsigned char *konst, double *elo,
+		       double *ehi)
+{
+	struct cdim cd[MAXARGS];
+	int r, k, d, nb = rc->nb;
+
+	memset(cd, 0, sizeof(cd));
+	memset(cs, 0, (size_t)n * (size_t)nb * sizeof(*cs));
+	for (r = 0; r < rc->n; r++) {
+		const struct crd *e = &rc->r[r];
+
+		for (k = 0; k < n; k++) {
+			const struct cco *co = rc->coef + ((size_t)r * MAXARGS +
+				(size_t)k) * (size_t)nb;
+			struct cdim *c = &cd[k];
+			double lo = e->lo[k], hi = e->hi[k];
+			int unknown = e->bad[k], varies = 0;
+
+			for (d = 0; d < nb && !unknown; d++) {
+				struct cstep *s = &cs[(size_t)k * nb + d];
+				double v = co[d].v, sp = span[d];
+				long long p = co[d].p, q = co[d].q, a = 0;
+
+				if (v == 0)
+					continue;
+				if (sp < 0)
+					unknown = 1;
+				else if (sp == 0)
+					varies = 1;
+				else if (v > 0)
+					hi += v * (sp - 1);
+				else
+					lo += v * (sp - 1);
+				if (!q) {
+					unknown = 1;
+					break;
+				}
+				if (q > 1) {
+					c->frac = 1;
+					if (e->res[k] < 0)
+						s->state = 2;
+					a = e->res[k];
+				}
+				if (!s->state) {
+					s->state = 1;
+					s->p = p;
+					s->q = q;
+					s->a = a;
+				} else if (s->p != p || s->q != q ||
+					   s->a != a) {
+					s->state = 2;
+				}
+			}
+			if (unknown) {
+				c->state = 3;
+				continue;
+			}
+			if (c->state == 3)
+				continue;
+			if (varies)
+				c->state = 2;
+			if (c->state == 2)
+				continue;
+			if (!c->state) {
+				c->state = 1;
+				c->lo = lo;
+				c->hi = hi;
+				c->coef = co;
+				continue;
+			}
+			for (d = 0; d < nb; d++)
+				if (c->coef[d].v != co[d].v)
+					c->state = 2;
+			if (lo < c->lo)
+				c->lo = lo;
+			if (hi > c->hi)
+				c->hi = hi;
+		}
+	}
+	for (k = 0; k < n; k++) {
+		const struct cdim *c = &cd[k];
+		double wd = c->hi - c->lo;
+
+		konst[k] = 1;
+		elo[k] = 1;
+		ehi[k] = 1e300;
+		if (c->state == 2) {
+			konst[k] = 0;
+			continue;
+		}
+		if (c->state != 1)
+			continue;
+		elo[k] = floor(wd + 1e-9) + 1;
+		ehi[k] = c->frac ? ceil(wd - 1e-9) + 1 : elo[k];
+		for (d = 0; d < nb; d++) {
+			const struct cstep *s = &cs[(size_t)k * nb + d];
+			double sp = span[d];
+
+			if (s->state == 1 && s->q >= 2 && sp >= 2 &&
+			    sp < 1e15 && ((long long)(sp - 1) * s->p) % s->q)
+				konst[k] = 0;
+		}
+	}
+}
+
+/* Is read r a strided vector load (along j's dim vd) at a constant
+ * address that the check refuses? */
+static int cr_bad(const struct rcache *rc, int r, int n, int vd,
+		  uint64_t moving, const unsigned char *konst,
+		  const double *elo, const double *ehi)
+{
+	const struct crd *e = &rc->r[r];
+	int k, i, d, nb = rc->nb, top = -1, rem = 0;
+	double smin = 0, smax = 0, slo, shi;
+
+	for (k = 0; k < n; k++) {
+		const struct cco *co = rc->coef + ((size_t)r * MAXARGS +
+						   (size_t)k) * (size_t)nb;
+
+		if (e->bad[k])
+			return 0;
+		for (d = 0; d < nb && d < 64; d++)
+			if (co[d].v != 0 && ((moving >> d) & 1))
+				return 0;
+	}
+	for (k = 0; k < n; k++) {
+		const struct cco *co = rc->coef + ((size_t)r * MAXARGS +
+			(size_t)k) * (size_t)nb + (size_t)vd;
+		double a;
+
+		if (co->v == 0)
+			continue;
+		if (!co->q)
+			return 0;
+		a = (double)co->p;
+		for (i = 0, slo = shi = 1; i < k; i++) {
+			if (!konst[i])
+				return 0;
+			slo *= elo[i];
+			shi *= ehi[i];
+		}
+		smin += a > 0 ? a * slo : a * shi;
+		smax += a > 0 ? a * shi : a * slo;
+		top = k;
+		if (a >= 2 || a <= -2)
+			rem = 1;
+	}
+	if (top < 0 || smax < 2 || smin > 4)
+		return 0;
+	for (i = 0; i < top && !rem; i++)
+		if (ehi[i] >= 2)
+			rem = 1;
+	return rem;
+}
+
+/* Can stage s read f, directly or through inlined Funcs, in a way the
+ * check could refuse: a read whose coordinates are affine, unclamped (or
+ * clamped to one point) and move with none of the `moving` dims, one of
+ * which, other than f's first, moves with a `vec` dim, or moves with one
+ * by a step other than 1 (nonunit: such a step on the way)? Only such a
+ * read can be a strided load at a constant address; the others are
+ * dense, gathers, or move. A cheap test on the compiled reads. */
+static int cand_read(const struct pt_space *sp,
+		     const struct pt_space_state *st, int s, int f,
+		     uint64_t vec, uint64_t moving, int nonunit, int depth)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	int i, k, t, d;
+
+	for (i = 0; i < sg->ngroups; i++) {
+		const struct sp_group *gr = &sp->groups[sg->first_group + i];
+		const struct pt_stage *ps;
+		uint64_t pv = 0, pm = 0, pvec = 0, pmov = 0;
+		int nu = nonunit, p = gr->producer, cand = 0, out = 0;
+
+		if (p < f || (p != f && (!inlined(sp, st, p) || depth > 64)))
+			continue;
+		for (k = 0; k < gr->ncoords; k++) {
+			const struct sp_coord *c = &sp->coords[gr->first + k];
+			uint64_t bit = UINT64_C(1) << (k & 63);
+
+			if (c->has_min && c->has_max && c->cmin == c->cmax)
+				continue;  /* one point */
+			if (gr->whole || !c->affine || c->has_min ||
+			    c->has_max) {
+				pm |= bit;
+				out = 1;
+				continue;
+			}
+			for (t = 0; t < c->nterms; t++) {
+				const struct sp_term *tm =
+					&sp->terms[c->first + t];
+
+				if (tm->dim >= 64) {
+					pm |= bit;
+					out = 1;
+					continue;
+				}
+				if ((moving >> tm->dim) & 1) {
+					pm |= bit;
+					out = 1;
+				}
+				if (!((vec >> tm->dim) & 1))
+					continue;
+				if (tm->k != 1 && tm->k != -1)
+					nu = 1;
+				if (k > 0 || nu)
+					cand = 1;
+				pv |= bit;
+			}
+		}
+		if (p == f) {
+			if (cand && !out)
+				return 1;
+			continue;
+		}
+		ps = sp->sg[sp->fn[p].first].ms;
+		for (d = 0; d < ps->ndims && d < 64; d++) {
+			int x = ps->dims[d].index;
+
+			if (ps->dims[d].is_rvar || x >= 64 ||
+			    x >= gr->ncoords) {
+				pmov |= UINT64_C(1) << d;
+				continue;
+			}
+			if ((pv >> x) & 1)
+				pvec |= UINT64_C(1) << d;
+			if ((pm >> x) & 1)
+				pmov |= UINT64_C(1) << d;
+		}
+		if (pvec && cand_read(sp, st, sp->fn[p].first, f, pvec, pmov,
+				      nu, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Would f, computed at loop qc of the nest (loops, n, built from block b)
+ * of j's last stage and stored at loop qs (-1: root; qs < qc for a
+ * sliding window), be read by j at constant addresses with a stride of 2
+ * to 4 (the check refuses that)? 1 also when out of memory. */
+static int const_strided(const struct pt_space *sp,
+			 const struct pt_space_state *st,
+			 struct pt_space_work *w, int f, int j,
+			 const struct st_stage *b, const struct sp_loop *loops,
+			 int n, int qc, int qs)
+{
+	int sj = last_sidx(sp, j), g = gran(sp, st, j), i, k, r;
+	const struct sp_stage *sg = &sp->sg[sj];
+	const struct pt_stage *ms = sg->ms;
+	int inner, s0 = ms->index == 0, others = qs < qc, nb = ms->ndims;
+	int na = sp->fn[f].nargs, vd;
+	const struct rcache *rc;
+	unsigned char konst[MAXARGS];
+	double span[64], elo[MAXARGS], ehi[MAXARGS];
+	uint64_t moving = 0;
+
+	if (!sg->tiled || !b->nlev || b->vdim < 0 || nb > 64 ||
+	    na > MAXARGS || na < 1)
+		return 0;
+	vd = sg->pure[b->vdim];
+	inner = b->order[b->nlev - 1];
+	for (i = qs + 1; i < n; i++) {
+		const struct sp_loop *l = &loops[i];
+
+		if (l->vec || (l->p >= 0 && l->inner && l->level == inner) ||
+		    (l->p < 0 && l->extent <= 1))
+			continue;
+		moving |= UINT64_C(1) << l->dim;
+	}
+	if (((moving >> vd) & 1) ||
+	    !cand_read(sp, st, sj, f, UINT64_C(1) << vd, moving, 0, 0))
+		return 0;
+	for (i = 0; i < w->nuses; i++)
+		if (w->uses[i] != sj)
+			others = 1;
+	/* The points of j's dims in an instance, as the check counts them
+	 * (a tail is guard where it is sure to be). */
+	for (k = 0; k < nb; k++)
+		span[k] = 1;
+	for (i = qc + 1; i < n; i++) {
+		const struct sp_loop *l = &loops[i];
+		double *p = &span[l->dim];
+		int guard;
+
+		if (*p < 0)
+			continue;
+		if (l->p < 0) {
+			*p = -1;
+			continue;
+		}
+		if (!l->inner) {
+			*p = g == G_ROOT ? 0 : -1;
+			continue;
+		}
+		if (l->vec)
+			guard = !s0 || g == G_SLIDE ? 1 :
+				!sp->fn[j].exact ? 0 :
+				g != G_ROOT ? 1 :
+				(double)sp->fn[j].lanes > dim_ext(&ms->dims[l->dim]);
+		else
+			guard = !s0 || g != G_ROOT;
+		if (guard)
+			*p = 0;
+		else if (*p < 1e15)
+			*p *= l->extent;
+	}
+	rc = cr_get(sp, st, w, f, j, sj);
+	if (!rc)
+		return 1;
+	if (others) {
+		for (k = 0; k < na; k++) {
+			konst[k] = 1;
+			elo[k] = 1;
+			ehi[k] = 1e300;
+		}
+	} else {
+		cr_extents(rc, na, span, w->cs, konst, elo, ehi);
+	}
+	for (r = 0; r < rc->n; r++)
+		if (cr_bad(rc, r, na, vd, moving, konst, elo, ehi))
+			return 1;
+	return 0;
+}
+
 /* --- changing a stage's levels -------------------------------------------- */
 
 /* Split level lev of block b (npure dims) by codes: lev keeps the inner
@@ -1762,7 +2502,9 @@ static int gen_sites(const struct pt_space *sp,
 
 			if (q > maxpos)
 				break;
-			if (!in_strided_tile(sp, st, f, j, loops, q, &str)) {
+			if (!in_strided_tile(sp, st, f, j, loops, q, &str) &&
+			    !const_strided(sp, st, w, f, j, b, loops, ni.n, q,
+					   q)) {
 				if ((ret = optbuf_add(ob, &o)))
 					return ret;
 				o->kind = K_AT;
@@ -1891,7 +2633,9 @@ static int gen_slides(const struct pt_space *sp,
 		if ((sp->o.prune & PT_SPACE_PRUNE_SLIDE_ONE_DIM) &&
 		    nslid != 1)
 			continue;
-		if (in_strided_tile(sp, st, f, j, loops, q, str))
+		if (in_strided_tile(sp, st, f, j, loops, q, str) ||
+		    const_strided(sp, st, w, f, j, sblk(sp, st, sj), loops,
+				  ni->n, q, q - 1))
 			continue;
 		if ((ret = optbuf_add(ob, &o)))
 			return ret;
@@ -2175,7 +2919,10 @@ static int valid(const struct pt_space *sp, const struct pt_space_state *st,
 	build_nest(sp, st, sj, (struct st_stage *)(void *)w->blk, w->loops[1],
 		   &ni);
 	q = ni.lend[b->nlev];
-	if (in_strided_tile(sp, st, f, j, w->loops[1], q, &str)) {
+	if (in_strided_tile(sp, st, f, j, w->loops[1], q, &str) ||
+	    const_strided(sp, st, w, f, j,
+			  (const struct st_stage *)(const void *)w->blk,
+			  w->loops[1], ni.n, q, q)) {
 		o->state = 2;
 		return 0;
 	}

@@ -203,6 +203,9 @@ struct pt_model *pt_test_sched_model(const char *name);
  *   onept   f0 in_im, f1 clamped (as in clamp), f2 p = clamped, f3 q = p
  *           (pointwise), f4 k = clamped(0, 0) (a 1x1 region), f5 out =
  *           q(x, y) + k(0, 0)
+ *   upy     f0 in_im, f1 a (as clamped), f2 up = a(x / 2, y / 2) + a(x / 2 - 1
+ *           + 2 * (x % 2), y / 2) (interpolate's upsampling: offsets
+ *           [-1/2, 0] and [-1, 1/2] of x / 2), f3 out = up
  */
 struct pt_model *pt_test_sched_model(const char *name)
 {
@@ -374,6 +377,35 @@ struct pt_model *pt_test_sched_model(const char *name)
 		}
 		st = add_func(m, "out", 2, e2, 1, 16, 1);
 		access(st, FUNC, 5, 2, 0, 0);
+	} else if (!strcmp(name, "upy")) {
+		st = add_func(m, "a", 2, e2, 1, 16, 0);
+		a = access(st, FUNC, 0, 2, 0, 0);
+		a->coords[0].has_clamp_min = a->coords[0].has_clamp_max = 1;
+		a->coords[0].clamp_max = 63;
+		a->coords[1].has_clamp_min = a->coords[1].has_clamp_max = 1;
+		a->coords[1].clamp_max = 47;
+		st = add_func(m, "up", 2, e2, 1, 16, 0);
+		for (i = 0; i < 2; i++) {
+			int k;
+
+			a = access(st, FUNC, 1, 2, 0, 0);
+			for (k = 0; k < 2; k++) {
+				struct pt_coord *c = &a->coords[k];
+
+				c->coef[k].den = 2;
+				c->off_min.num = -1;
+				c->off_min.den = 2;
+				c->off_max.num = 0;
+			}
+			if (i) {  /* x / 2 - 1 + 2 * (x % 2) */
+				a->coords[0].off_min.num = -1;
+				a->coords[0].off_min.den = 1;
+				a->coords[0].off_max.num = 1;
+				a->coords[0].off_max.den = 2;
+			}
+		}
+		st = add_func(m, "out", 2, e2, 1, 16, 1);
+		access(st, FUNC, 2, 2, 0, 0);
 	} else if (!strcmp(name, "onept")) {
 		static const int64_t e1[2] = { 1, 1 };
 
@@ -524,7 +556,7 @@ PT_TEST(models_are_valid)
 {
 	static const char *const names[] = { "chain", "clamp", "tuple",
 		"hist", "scan", "conv", "fanout", "multi", "long", "taps",
-		"onept" };
+		"onept", "upy" };
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -1379,6 +1411,115 @@ PT_TEST(unrolled_tail)
 	pt_model_free(m);
 }
 
+/* A stage of Func f vectorized along y (v1 split by 8, round) with x
+ * (v0) outside the vector loop and y's outer loop outside x. */
+static void ycols(struct pt_sched *s, int f)
+{
+	split(s, f, 0, "v1", "yo", "yi", 8, PT_TAIL_ROUND);
+	reorder(s, f, 0, "yi", "v0", "yo", NULL);
+	dir(s, f, 0, PT_DIR_VECTORIZE, "yi");
+}
+
+/* Rule 6, strided loads at constant addresses (clamp: f1 clamped, f2
+ * blur_x reads it at x - 1, x, x + 1; upy: f1 a, f2 up reads it at
+ * x / 2 and at x / 2 - 1 + 2 * (x % 2), y / 2). */
+PT_TEST(const_strided)
+{
+	struct pt_model *m = model("clamp");
+	struct pt_sched *s;
+
+	/* clamped per column of blur_x, which is vectorized along y: its
+	 * buffer is 3 wide and blur_x loads every third element from
+	 * constant addresses. */
+	s = pt_sched_new_for(m);
+	ycols(s, 2);
+	at(s, 1, 2, "v0");
+	PT_CHECK(refused(m, s, "f1 (clamped)", "computed at f2 (blur_x) 'v0'",
+			 "vectorized 'yi'", "stride of 3 elements", NULL));
+	pt_sched_free(s);
+
+	/* Per 8 rows of the column: yo runs inside and moves the reads. */
+	s = pt_sched_new_for(m);
+	split(s, 2, 0, "v1", "yo", "yi", 8, PT_TAIL_ROUND);
+	reorder(s, 2, 0, "yi", "yo", "v0", NULL);
+	dir(s, 2, 0, PT_DIR_VECTORIZE, "yi");
+	at(s, 1, 2, "v0");
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+
+	/* Two columns at a time: a serial x loop inside moves the reads;
+	 * unrolled it does not (a buffer 4 wide), unless its guard tail
+	 * makes the width vary. */
+	s = pt_sched_new_for(m);
+	split(s, 2, 0, "v0", "xo", "xi", 2, PT_TAIL_SHIFT);
+	split(s, 2, 0, "v1", "yo", "yi", 8, PT_TAIL_ROUND);
+	reorder(s, 2, 0, "yi", "xi", "xo", "yo", NULL);
+	dir(s, 2, 0, PT_DIR_VECTORIZE, "yi");
+	at(s, 1, 2, "xo");
+	PT_CHECK(accepted(m, s));
+	dir(s, 2, 0, PT_DIR_UNROLL, "xi");
+	PT_CHECK(refused(m, s, "f1 (clamped)", "'xo'", "stride of 4", NULL));
+	s->funcs[2].stages[0].dirs[0].tail = PT_TAIL_GUARD;
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+
+	/* At root, or rounded up to 16 wide by its own vector split: fine. */
+	s = pt_sched_new_for(m);
+	ycols(s, 2);
+	PT_CHECK(accepted(m, s));
+	at(s, 1, 2, "v0");
+	split(s, 1, 0, "v0", "xo", "xi", 16, PT_TAIL_ROUND);
+	dir(s, 1, 0, PT_DIR_VECTORIZE, "xi");
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+
+	/* blur_x per column of blur_y: one element wide, dense loads; its
+	 * own round tail makes it 4 wide, but every read starts at the
+	 * first element of a row (a multiple of the stride). */
+	s = pt_sched_new_for(m);
+	ycols(s, 3);
+	at(s, 2, 3, "v0");
+	PT_CHECK(accepted(m, s));
+	split(s, 2, 0, "v0", "xo", "xi", 4, PT_TAIL_ROUND);
+	PT_CHECK(accepted(m, s));
+	pt_sched_free(s);
+	/* clamped there, read through the inlined blur_x: 3 wide. */
+	s = pt_sched_new_for(m);
+	ycols(s, 3);
+	s->funcs[2].compute = PT_COMPUTE_INLINE;
+	at(s, 1, 3, "v0");
+	PT_CHECK(refused(m, s, "f1 (clamped)", "computed at f3 (blur_y)",
+			 "stride of 3", NULL));
+	pt_sched_free(s);
+	pt_model_free(m);
+
+	/* The interpolate seed 27 shape: x / 2 and x / 2 - 1 + 2 * (x % 2)
+	 * at one x make a buffer 3 wide (Halide: [x / 2 - 1, x / 2 + 1]). */
+	m = model("upy");
+	s = pt_sched_new_for(m);
+	ycols(s, 2);
+	at(s, 1, 2, "v0");
+	PT_CHECK(refused(m, s, "f1 (a)", "computed at f2 (up) 'v0'",
+			 "stride of 2 to 3", NULL));
+	pt_sched_free(s);
+	/* Over 2 or 4 values of x the width depends on the parity of x;
+	 * over 3 it is a constant again. */
+	s = pt_sched_new_for(m);
+	split(s, 2, 0, "v0", "xo", "xi", 2, PT_TAIL_ROUND);
+	split(s, 2, 0, "v1", "yo", "yi", 8, PT_TAIL_ROUND);
+	reorder(s, 2, 0, "yi", "xi", "xo", "yo", NULL);
+	dir(s, 2, 0, PT_DIR_VECTORIZE, "yi");
+	dir(s, 2, 0, PT_DIR_UNROLL, "xi");
+	at(s, 1, 2, "xo");
+	PT_CHECK(accepted(m, s));
+	s->funcs[2].stages[0].dirs[0].factor = 4;
+	PT_CHECK(accepted(m, s));
+	s->funcs[2].stages[0].dirs[0].factor = 3;
+	PT_CHECK(refused(m, s, "f1 (a)", "stride of 3 to 4", NULL));
+	pt_sched_free(s);
+	pt_model_free(m);
+}
+
 PT_TEST(nest)
 {
 	struct pt_model *m = model("scan");
@@ -1659,6 +1800,7 @@ PT_SUITE(sched_check,
 	 { "rule 6: split order", split_order },
 	 { "rule 6: one-element buffers", one_element },
 	 { "rule 6: unrolled tails", unrolled_tail },
+	 { "rule 6: strided loads at constant addresses", const_strided },
 	 { "loop nests", nest },
 	 { "C++", cpp },
 	 { "C++ identifiers", cpp_identifiers },

@@ -141,6 +141,36 @@ static const char big_text[] = HEADER
 static const char slide_one_text[] = SLIDE_TEXT("1*v0");
 static const char slide_two_text[] = SLIDE_TEXT("1*v0 1*v1");
 
+/* interpolate's upsampling on a narrow level: f1 reads f0 at x / 2 and at
+ * x / 2 - 1 + 2 * (x % 2), y / 2; f1 is 6 wide, too narrow for a vector
+ * of 8, so the space vectorizes it along y. */
+static const char upy_text[] = HEADER
+	"input i0 buffer f32 dims 2 est 0 16 0 32\n"
+	"func f0 types f32 args 2 inline\n"
+	"  region -1 5 0 32\n"
+	"  stage 0\n"
+	"    dim v0 -1 5\n"
+	"    dim v1 0 32\n"
+	"    op load.f32 1\n"
+	"    access i0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0] clamp [0,15]\n"
+	"      coord 1*v1 + [0,0] clamp [0,31]\n"
+	"    def \"f0(v0, v1) = i0(clamp(v0), clamp(v1))\"\n"
+	"func f1 types f32 args 2 output\n"
+	"  region 0 6 0 64\n"
+	"  stage 0\n"
+	"    dim v0 0 6\n"
+	"    dim v1 0 64\n"
+	"    op add.f32 1\n"
+	"    op load.f32 2\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1/2*v0 + [-1,1/2]\n"
+	"      coord 1/2*v1 + [-1/2,0]\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1/2*v0 + [-1/2,0]\n"
+	"      coord 1/2*v1 + [-1/2,0]\n"
+	"    def \"f1(v0, v1) = up(f0)\"\n";
+
 /* A histogram and its cumulative sum: updates with reduction loops. */
 static const char hist_text[] = HEADER
 	"input i0 buffer u8 dims 2 est 0 300 0 200\n"
@@ -891,6 +921,32 @@ PT_TEST(max_levels)
 	PT_CHECK(most[1] >= 3);
 }
 
+/* Rule 6, strided loads at constant addresses: the space never computes
+ * f0 where f1, vectorized along y, would load it every third element
+ * from constant addresses (the interpolate crash), and still computes it
+ * at other loops of f1. */
+PT_TEST(const_strided)
+{
+	struct fix x;
+	int i, at = 0;
+
+	all_legal(model(upy_text), "upy", 1000, PT_SPACE_PRUNE_ALL);
+	all_legal(model(upy_text), "upy, no pruning", 300, 0);
+	PT_REQUIRE(setup_model(&x, model(upy_text), PT_SPACE_PRUNE_ALL) == 0);
+	for (i = 0; i < 300; i++) {
+		uint64_t rng = (uint64_t)i;
+		struct pt_sched *s;
+
+		PT_REQUIRE(pt_space_random_complete(x.sp, x.root, x.w, &rng,
+						    x.st) == 0);
+		s = checked(&x, x.st);
+		at += s && s->funcs[0].compute == PT_COMPUTE_AT;
+		pt_sched_free(s);
+	}
+	PT_CHECK(at >= 30);
+	teardown(&x);
+}
+
 PT_SUITE(space,
 	 { "root children", root_children },
 	 { "decision order and complete states", order_and_complete },
@@ -908,4 +964,5 @@ PT_SUITE(space,
 	 { "prune: inline size", prune_inline_size },
 	 { "prune: slide one dim", prune_slide_one_dim },
 	 { "no sliding", no_sliding },
-	 { "max levels", max_levels });
+	 { "max levels", max_levels },
+	 { "rule 6: strided loads at constant addresses", const_strided });
