@@ -598,10 +598,9 @@ anytime() {
 		echo "set terminal $term size $((460 * $# + 120)),480 font \",10\""
 		echo "set output \"$out/tuners-anytime.png\""
 		echo "set datafile separator \"\t\""
-		echo "set multiplot layout 1,$# title \"protune MCTS cost+real," \
-			"best measured runtime during tuning\\n$when; budget" \
-			"$budget_real s, seed $seed, $threads threads, size" \
-			"$size\" noenhanced"
+		# printf, not echo: dash's echo would turn the \n for
+		# gnuplot into a real line break.
+		printf '%s\n' "set multiplot layout 1,$# title \"protune MCTS cost+real, best measured runtime during tuning\\n$when; budget $budget_real s, seed $seed, $threads threads, size $size\" noenhanced"
 		echo "set xlabel \"tuning time (s)\""
 		echo "set ylabel \"best runtime (ms)\""
 		echo "set grid"
