@@ -32,7 +32,7 @@ struct node {
 };
 
 struct tree {
-	int index, greedy;
+	int greedy;
 	uint64_t rng;
 	struct node *n;
 	unsigned char *states;  /* 2 * cap states */
@@ -40,7 +40,6 @@ struct tree {
 	double cref;            /* cost of its first simulation */
 	long sims;
 	double busy;            /* seconds worked this round */
-	int err;
 };
 
 struct mcts {
@@ -457,7 +456,6 @@ static int round_thread(void *ctx, int ti)
 			return ret;
 		t->busy += ps_now() - t0 + 1e-9;
 	}
-	(void)it;
 }
 
 /* The root's child with the best complete cost (ties: the first), NIL
@@ -682,7 +680,6 @@ int ps_mcts(struct ps_run *r, struct pt_error *err)
 		struct tree *t = &mc.t[i];
 		uint64_t s = o->seed + 0x632be59bd9b4e019ull * (uint64_t)(i + 1);
 
-		t->index = i;
 		/* The greedy trees come first: tree 0 is greedy by default. */
 		t->greedy = i < o->greedy_trees;
 		t->rng = pt_space_rand(&s);
