@@ -56,6 +56,8 @@ static int hash_stage(struct pt_model *m, struct pt_stage *s, int *ids,
 		ret = pt_model_print_func(m, s->func, 0, sb);
 	if (!ret)
 		ret = pt_model_print_stage(m, s, 0, sb);
+	if (!ret)
+		hash_buf(sb, s->local);
 	n = producers(m, s, ids);
 	for (i = 0; !ret && i < n; i++) {
 		id = ids[i];

@@ -30,10 +30,10 @@ static const char usage_text[] =
 	"       [--formula protuner|cp10|sqrt2] [--cp X] [--widen X]\n"
 	"       [--max-nodes N] [--beam N] [--passes N] [--measure]\n"
 	"       [--measure-top N] [--runs N] [--cost-model FILE]\n"
-	"       [--trace DIR] [-q]\n";
+	"       [--trace DIR] [--warm-model FILE --warm-sched FILE] [-q]\n";
 
 struct tune_args {
-	const char *model, *cost_model, *trace;
+	const char *model, *cost_model, *trace, *warm_model, *warm_sched;
 	int measure, quiet, runs;
 	struct pt_tune_opts to;
 };
@@ -112,6 +112,10 @@ static int parse_args(int argc, char **argv, struct tune_args *a)
 			a->cost_model = v;
 		} else if (!strcmp(o, "--trace")) {
 			a->trace = v;
+		} else if (!strcmp(o, "--warm-model")) {
+			a->warm_model = v;
+		} else if (!strcmp(o, "--warm-sched")) {
+			a->warm_sched = v;
 		} else if (!strcmp(o, "--budget")) {
 			ret = num(o, v, 1e-3, 604800, &a->to.budget_s);
 		} else if (!strcmp(o, "--decision")) {
@@ -259,7 +263,8 @@ static int cmd_tune(int argc, char **argv)
 {
 	struct tune_args a;
 	struct trace tr;
-	struct pt_model *m = NULL;
+	struct pt_model *m = NULL, *wm_model = NULL;
+	struct pt_sched *wm_sched = NULL;
 	struct pt_cost *cost = NULL;
 	struct pt_config cfg;
 	struct pt_measure_opts mo;
@@ -288,6 +293,28 @@ static int cmd_tune(int argc, char **argv)
 	}
 	if ((ret = load_cost(a.cost_model, &cost)))
 		goto out;
+	if (!a.warm_model != !a.warm_sched) {
+		ret = pt_cli_fail("--warm-model and --warm-sched go together");
+		goto out;
+	}
+	if (a.warm_model) {
+		pt_strbuf_reset(&text);
+		if (pt_cli_read(a.warm_model, &text) ||
+		    pt_model_parse(text.buf, text.len, a.warm_model, &wm_model,
+				   &err) || pt_model_hash(wm_model)) {
+			ret = err.msg[0] ? pt_cli_fail("%s", err.msg) : 1;
+			goto out;
+		}
+		pt_strbuf_reset(&text);
+		if (pt_cli_read(a.warm_sched, &text) ||
+		    pt_sched_parse(text.buf, text.len, a.warm_sched, &wm_sched,
+				   &err)) {
+			ret = err.msg[0] ? pt_cli_fail("%s", err.msg) : 1;
+			goto out;
+		}
+		a.to.warm_model = wm_model;
+		a.to.warm_sched = wm_sched;
+	}
 	if (a.measure) {
 		/* Measuring needs the cache directory (RunGenMain.o) and the
 		 * plugin, from the settings as protune-cc finds them. */
@@ -334,6 +361,9 @@ static int cmd_tune(int argc, char **argv)
 			fprintf(stderr, ", measured %.4g ms (%ld candidates timed)",
 				r.measured_ms, r.measured);
 		fprintf(stderr, ", %.2f s\n", r.elapsed_s);
+		if (r.warm_stages)
+			fprintf(stderr, "protune: warm start: %d of %d stages changed, %d Funcs kept their decisions\n",
+				r.warm_changed, r.warm_stages, r.warm_kept);
 	}
 out:
 	if (tr.tsv && fclose(tr.tsv) && !ret)
@@ -346,6 +376,8 @@ out:
 	pt_strbuf_release(&plugin);
 	pt_cost_free(cost);
 	pt_model_free(m);
+	pt_model_free(wm_model);
+	pt_sched_free(wm_sched);
 	return ret;
 }
 

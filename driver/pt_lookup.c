@@ -454,6 +454,10 @@ static void say(struct pt_lookup *lk, const struct pt_lookup_result *r)
 			 r->outcome == PT_OUT_KEPT ? ", stored one kept" : "",
 			 r->iterations,
 			 r->iterations == 1 ? "candidate" : "candidates");
+		if (r->warm_stages)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what),
+				 "; %d of %d stages changed; warm start",
+				 r->warm_changed, r->warm_stages);
 		break;
 	case PT_OUT_FROZEN:
 		snprintf(what, sizeof(what), "miss (%s) in frozen mode",
@@ -490,6 +494,44 @@ static int cores_online(void)
 	return n > 0 && n < 1024 ? (int)n : 1;
 }
 
+/* The schedule tuned most recently for the same generator, function and
+ * target, with its model (parsed and hashed), for a warm start; 0 when
+ * there is none (or it cannot be read: a cold start then). */
+static int warm_source(struct pt_lookup *lk, const struct pt_model *m,
+		       struct pt_model **wmod, struct pt_sched **wsched)
+{
+	uint8_t (*keys)[16] = NULL;
+	size_t n = 0, i;
+	int found = 0;
+
+	*wmod = NULL;
+	*wsched = NULL;
+	if (!lk->cache ||
+	    pt_cache_similar(lk->cache, m->generator ? m->generator : "",
+			     m->function ? m->function : "", m->target, &keys,
+			     &n, NULL))
+		return 0;
+	for (i = 0; i < n && !found; i++) {
+		struct pt_cache_entry ce;
+
+		if (!memcmp(keys[i], m->key, 16) ||
+		    pt_cache_get(lk->cache, keys[i], &ce, NULL))
+			continue;
+		if (!pt_model_parse(ce.model, strlen(ce.model), "cache", wmod,
+				    NULL) && !pt_model_hash(*wmod) &&
+		    !pt_sched_parse(ce.sched, strlen(ce.sched), "cache",
+				    wsched, NULL))
+			found = 1;
+		else {
+			pt_model_free(*wmod);
+			*wmod = NULL;
+		}
+		pt_cache_entry_release(&ce);
+	}
+	free(keys);
+	return found;
+}
+
 /* Tune, then store. The result goes to *out. */
 static int tune_and_store(struct pt_lookup *lk, const struct pt_model *m,
 			  struct found *f, struct pt_lookup_result *r,
@@ -501,6 +543,8 @@ static int tune_and_store(struct pt_lookup *lk, const struct pt_model *m,
 	struct pt_strbuf text = PT_STRBUF_INIT, mt = PT_STRBUF_INIT;
 	struct pt_cache_entry ce;
 	struct pt_error e = PT_ERROR_INIT;
+	struct pt_model *wmod = NULL;
+	struct pt_sched *wsched = NULL;
 	int store = lk->cfg->mode != PT_MODE_READONLY, ret;
 
 	if (!lk->cost_tried) {
@@ -530,8 +574,22 @@ static int tune_and_store(struct pt_lookup *lk, const struct pt_model *m,
 	pc.label = r->generator && *r->generator ? r->generator : r->key;
 	to.ctx = &pc;
 	to.log = lk->log;
-	if ((ret = pt_tune(m, &to, &tr, err)))
+	/* Warm starts: from the schedule of the pipeline's earlier version,
+	 * or, when retuning, from the stored schedule itself. */
+	if (f->sched) {
+		to.warm_model = m;
+		to.warm_sched = f->sched;
+	} else if (warm_source(lk, m, &wmod, &wsched)) {
+		to.warm_model = wmod;
+		to.warm_sched = wsched;
+	}
+	ret = pt_tune(m, &to, &tr, err);
+	pt_model_free(wmod);
+	pt_sched_free(wsched);
+	if (ret)
 		return ret;
+	r->warm_stages = tr.warm_stages;
+	r->warm_changed = tr.warm_changed;
 	r->iterations = tr.iterations;
 	r->measured_ms = tr.measured_ms;
 	pt_lookup_count(lk, "tuned", "tune", tr.elapsed_s * 1000.0);

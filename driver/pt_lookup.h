@@ -76,6 +76,9 @@ struct pt_lookup_result {
 	double elapsed_ms;
 	long iterations;
 	double measured_ms;
+	int warm_stages, warm_changed;          /* a warm start: stages whose
+						 * definition changed, of
+						 * all; 0 0 after a cold one */
 };
 
 struct pt_lookup {

@@ -277,9 +277,14 @@ static int greedy_complete(struct mcts *mc, int ti, struct ps_thread *th,
 	int ret;
 
 	memcpy(out, from, r->ssz);
-	while (!pt_space_complete(r->sp, out))
-		if ((ret = cheapest_child(mc, ti, th, out, out)))
+	while (!pt_space_complete(r->sp, out)) {
+		ret = r->guide ? pt_space_guided_child(r->sp, r->guide, out,
+						       th->w, out) : 0;
+		if (ret < 0)
 			return ret;
+		if (!ret && (ret = cheapest_child(mc, ti, th, out, out)))
+			return ret;
+	}
 	return 0;
 }
 
@@ -297,6 +302,9 @@ static int simulate_from(struct mcts *mc, struct tree *t, int ti,
 
 	if (t->greedy)
 		ret = greedy_complete(mc, ti, th, from, out);
+	else if (r->guide)
+		ret = pt_space_guided_complete(r->sp, r->guide, from, th->w,
+					       &t->rng, out);
 	else
 		ret = pt_space_random_complete(r->sp, from, th->w, &t->rng,
 					       out);
@@ -331,6 +339,51 @@ static int expandable(const struct mcts *mc, const struct node *nd)
 	    (double)nd->nchildren >= ceil(pow(nd->visits, w)))
 		return 0;
 	return 1;
+}
+
+/* Warm start: give node v (no children yet) its first child, the one
+ * taking v's fixed decision (then its only child) or the warm path's
+ * next state, which starts with the warm state as its best. 1 when a
+ * child was added (and simulated or seeded), 0 when neither applies, or
+ * a negative PT_E*. */
+static int warm_child(struct mcts *mc, struct tree *t, int ti,
+		      struct ps_thread *th, uint32_t v)
+{
+	struct ps_run *r = mc->r;
+	const struct pt_space_state *st = nstate(mc, t, v, 0), *next;
+	int fixed = 0, ret;
+	uint32_t k;
+
+	if (r->guide) {
+		if ((ret = pt_space_guided_child(r->sp, r->guide, st, th->w,
+						 th->tmp)) < 0)
+			return ret;
+		fixed = ret;
+	}
+	next = ps_warm_next(r, st);
+	if (!fixed) {
+		if (!next)
+			return 0;
+		memcpy(th->tmp, next, r->ssz);
+	}
+	if ((k = node_new(mc, t, v)) == NIL)
+		return 0;
+	if (fixed)
+		t->n[v].total = 1;
+	memcpy(nstate(mc, t, k, 0), th->tmp, r->ssz);
+	t->n[k].hash = ps_hash(th->tmp, r->ssz);
+	if (next && !memcmp(next, th->tmp, r->ssz) &&
+	    r->warm_cost < PT_SEARCH_INVALID) {
+		/* On the path: its best is the warm state, as if simulated. */
+		t->n[k].own = r->warm_cost;
+		memcpy(nstate(mc, t, k, 1), r->warm_path +
+		       (size_t)(r->warm_n - 1) * r->ssz, r->ssz);
+		if (t->cref <= 0)
+			t->cref = r->warm_cost > 0 ? r->warm_cost : 1;
+		backprop(t, k, r->warm_cost, k);
+		return 1;
+	}
+	return (ret = simulate(mc, t, ti, th, k)) ? ret : 1;
 }
 
 /* One iteration: select, expand one child, simulate, back-propagate. */
@@ -376,6 +429,12 @@ static int iterate(struct mcts *mc, struct tree *t, int ti,
 		if (expandable(mc, &t->n[v])) {
 			uint32_t k;
 
+			/* Warm start: a node's first child takes the fixed
+			 * decision (its only child then), or the warm path's
+			 * next state. */
+			if (r->warm_path && !t->n[v].nchildren &&
+			    (ret = warm_child(mc, t, ti, th, v)))
+				return ret < 0 ? ret : 0;
 			/* A greedy tree's first child of a node is its
 			 * cheapest, so that the tree holds the purely greedy
 			 * path; later ones are drawn at random. */
@@ -571,6 +630,23 @@ static int by_prop_cost(const void *a, const void *b)
 	return x->tree - y->tree;
 }
 
+/* Every tree moves to state st (copied first: rerooting frees the tree
+ * memory st may point into); one decision taken. */
+static int move_all(struct mcts *mc, const struct pt_space_state *st)
+{
+	struct ps_run *r = mc->r;
+	uint64_t h;
+	int i, ret;
+
+	memcpy(r->th[0].tmp, st, r->ssz);
+	h = ps_hash(r->th[0].tmp, r->ssz);
+	for (i = 0; i < mc->ntrees; i++)
+		if ((ret = reroot(mc, &mc->t[i], r->th[0].tmp, h)))
+			return ret;
+	r->decisions++;
+	return 0;
+}
+
 /* Decide: the trees' best root children, the winner, every tree moved
  * to it. 1 when a decision was taken, 0 when no tree had a child. */
 static int decide(struct mcts *mc)
@@ -578,7 +654,6 @@ static int decide(struct mcts *mc)
 	struct ps_run *r = mc->r;
 	struct prop *p = malloc((size_t)mc->ntrees * sizeof(*p));
 	int i, np = 0, pick = 0, ret = 0;
-	uint64_t h;
 
 	if (!p)
 		return PT_ENOMEM;
@@ -614,15 +689,8 @@ static int decide(struct mcts *mc)
 		if (pick < 0)
 			pick = 0;
 	}
-	/* Every tree moves to the winner (copied first: rerooting frees the
-	 * memory p points into). */
-	memcpy(r->th[0].tmp, p[pick].child, r->ssz);
-	h = p[pick].h;
-	for (i = 0; i < mc->ntrees; i++)
-		if ((ret = reroot(mc, &mc->t[i], r->th[0].tmp, h)))
-			goto out;
-	r->decisions++;
-	ret = 1;
+	if (!(ret = move_all(mc, p[pick].child)))
+		ret = 1;
 out:
 	free(p);
 	return ret;
@@ -647,6 +715,12 @@ static double round_time(struct mcts *mc, const struct pt_space_state *root)
 	double left = r->deadline - ps_now(), n;
 
 	n = pt_space_depth(r->sp, r->best) - pt_space_depth(r->sp, root);
+	if (r->warm_open) {
+		/* Warm start: only the open decisions take time. */
+		int d = pt_space_depth(r->sp, root);
+
+		n = r->warm_open[d < r->warm_n ? d : r->warm_n - 1];
+	}
 	if (n < 1)
 		n = 1;
 	left /= n;
@@ -712,6 +786,19 @@ int ps_mcts(struct ps_run *r, struct pt_error *err)
 		if (ps_now() >= r->deadline) {
 			r->out_of_time = 1;
 			break;
+		}
+		/* Warm start: a fixed decision is taken without a round. */
+		if (r->guide) {
+			ret = pt_space_guided_child(r->sp, r->guide, root,
+						    r->th[0].w, r->th[0].tmp2);
+			if (ret < 0)
+				goto out;
+			if (ret) {
+				if ((ret = move_all(&mc, r->th[0].tmp2)) ||
+				    (ret = ps_tick(r)))
+					goto out;
+				continue;
+			}
 		}
 		mc.round_end = ps_now() + round_time(&mc, root);
 		if (mc.round_end > r->deadline)

@@ -925,6 +925,124 @@ static void run_free(struct ps_run *r)
 	free(r->best_m);
 	free(r->mhash);
 	free(r->mms);
+	free(r->warm_path);
+	free(r->warm_open);
+	pt_space_guide_free(r->guide);
+}
+
+const struct pt_space_state *ps_warm_next(const struct ps_run *r,
+					  const struct pt_space_state *st)
+{
+	int d;
+	const unsigned char *p;
+
+	if (!r->warm_path)
+		return NULL;
+	d = pt_space_depth(r->sp, st);
+	if (d < 0 || d + 1 >= r->warm_n)
+		return NULL;
+	p = r->warm_path + (size_t)d * r->ssz;
+	if (memcmp(p, st, r->ssz))
+		return NULL;
+	return (const struct pt_space_state *)(p + r->ssz);
+}
+
+/* The cheapest child of st by cost into out (ties: the first). */
+static int cheapest(struct ps_run *r, const struct pt_space_state *st,
+		    struct pt_space_state *out)
+{
+	struct ps_thread *th = &r->th[0];
+	double bc = INFINITY, c;
+	int n, k, bi = 0, ret;
+
+	if ((n = ps_children(r, th, st)) < 0)
+		return n;
+	for (k = 0; k < n; k++) {
+		if ((ret = ps_cost(r, 0, th->kids[k], &c)))
+			return ret;
+		if (c < bc) {
+			bc = c;
+			bi = k;
+		}
+	}
+	memcpy(out, th->kids[bi], r->ssz);
+	return 0;
+}
+
+/* Warm start: the path of the first state (opts->warm), the guide of
+ * its fixed decisions, the open decisions left at each step, the state
+ * offered as the best so far. */
+static int warm_path(struct ps_run *r, const struct pt_space_state *root)
+{
+	const struct pt_search_warm *wo = &r->o->warm;
+	size_t cap = 64;
+	int n = 1, f, ret, i;
+	unsigned char *p;
+	int *fixed;
+
+	if (!(r->guide = pt_space_guide_new(r->sp)) ||
+	    !(r->warm_path = malloc(cap * r->ssz)) ||
+	    !(fixed = malloc(cap * sizeof(*fixed))))
+		return PT_ENOMEM;
+	memcpy(r->warm_path, root, r->ssz);
+	for (;;) {
+		const struct pt_space_state *st = (const void *)
+			(r->warm_path + (size_t)(n - 1) * r->ssz);
+		struct pt_space_state *ch;
+
+		if (pt_space_complete(r->sp, st))
+			break;
+		if ((size_t)n == cap) {
+			int *nf;
+
+			cap *= 2;
+			if (!(p = realloc(r->warm_path, cap * r->ssz)) ||
+			    !(nf = realloc(fixed, cap * sizeof(*fixed)))) {
+				if (p)
+					r->warm_path = p;
+				free(fixed);
+				return PT_ENOMEM;
+			}
+			r->warm_path = p;
+			fixed = nf;
+			st = (const void *)(r->warm_path +
+					    (size_t)(n - 1) * r->ssz);
+		}
+		ch = (struct pt_space_state *)(void *)
+			(r->warm_path + (size_t)n * r->ssz);
+		if ((ret = pt_space_next(r->sp, st, &f, NULL, NULL)))
+			goto fail;
+		ret = wo->pick(wo->ctx, st, r->th[0].w, ch);
+		if (ret < 0)
+			goto fail;
+		if (!ret && (ret = cheapest(r, st, ch)))
+			goto fail;
+		fixed[n - 1] = wo->fixed && wo->fixed(wo->ctx, f);
+		if (fixed[n - 1] &&
+		    (ret = pt_space_guide_set(r->sp, r->guide, st, ch,
+					      r->th[0].w)))
+			goto fail;
+		n++;
+		if ((ret = ps_tick(r)))
+			goto fail;
+	}
+	r->warm_n = n;
+	if (!(r->warm_open = calloc((size_t)n, sizeof(*r->warm_open)))) {
+		free(fixed);
+		return PT_ENOMEM;
+	}
+	for (i = n - 2; i >= 0; i--)
+		r->warm_open[i] = r->warm_open[i + 1] + !fixed[i];
+	free(fixed);
+	p = r->warm_path + (size_t)(n - 1) * r->ssz;
+	if ((ret = ps_cost(r, 0, (const void *)p, &r->warm_cost)) ||
+	    (ret = ps_offer(r, (const void *)p, r->warm_cost)))
+		return ret;
+	r->simulations++;
+	return 0;
+fail:
+	free(fixed);
+	return ret;
 }
 
 int pt_search(const struct pt_space *sp, const struct pt_search_opts *o,
@@ -970,6 +1088,8 @@ int pt_search(const struct pt_space *sp, const struct pt_search_opts *o,
 			goto fail;
 		r.simulations++;
 	}
+	if (o->warm.pick && (ret = warm_path(&r, root)))
+		goto fail;
 	switch (o->algo) {
 	case PT_SEARCH_MCTS:
 		ret = ps_mcts(&r, err);
@@ -1002,9 +1122,18 @@ int pt_search(const struct pt_space *sp, const struct pt_search_opts *o,
 	res->invalid = r.invalid;
 	res->out_of_time = r.out_of_time;
 	res->elapsed_s = ps_now() - r.t0;
+	if (r.warm_path) {
+		if (!(res->warm = pt_space_state_new(sp)))
+			goto nomem_res;
+		memcpy(res->warm, r.warm_path + (size_t)(r.warm_n - 1) * r.ssz,
+		       r.ssz);
+		res->warm_cost = r.warm_cost;
+	}
 	free(root);
 	run_free(&r);
 	return 0;
+nomem_res:
+	pt_search_result_release(res);
 nomem:
 	ret = PT_ENOMEM;
 fail:
@@ -1019,4 +1148,6 @@ void pt_search_result_release(struct pt_search_result *res)
 {
 	free(res->best);
 	res->best = NULL;
+	free(res->warm);
+	res->warm = NULL;
 }

@@ -34,6 +34,14 @@ struct ps_run {
 	double best_ms, best_m_cost;
 	long decisions, simulations, nodes, measured, invalid;
 	int out_of_time;
+	/* warm start: the first state's path (warm_n states of ssz bytes,
+	 * the root first, the i-th at depth i), its cost, the open decisions
+	 * from step i on (warm_open[i]), the guide for fixed decisions */
+	unsigned char *warm_path;
+	int warm_n;
+	int *warm_open;
+	double warm_cost;
+	struct pt_space_guide *guide;
 	/* measured complete states: hashes and times */
 	uint64_t *mhash;
 	double *mms;
@@ -41,6 +49,11 @@ struct ps_run {
 };
 
 double ps_now(void);
+
+/* The warm path's state at depth d when st is that state: d + 1 < warm_n
+ * gives the next one as well. NULL when st is not on the path. */
+const struct pt_space_state *ps_warm_next(const struct ps_run *r,
+					  const struct pt_space_state *st);
 uint64_t ps_hash(const struct pt_space_state *st, size_t ssz);
 
 /* Price `st` in thread t's context: 0 or the callback's error. Safe

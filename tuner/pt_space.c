@@ -3352,6 +3352,202 @@ int pt_space_random_complete(const struct pt_space *sp,
 	return 0;
 }
 
+/* --- guides ---------------------------------------------------------------- */
+
+/* A decision's option, without what the state it is taken in derives
+ * (instances, regions, validity). */
+struct choice {
+	uint8_t set, kind, level, vdim, rv;
+	int16_t func;
+	uint8_t code[MAXARGS];
+};
+
+struct pt_space_guide {
+	int nfuncs;
+	struct choice *c;  /* nfuncs (granularity) + 2 per stage */
+};
+
+struct pt_space_guide *pt_space_guide_new(const struct pt_space *sp)
+{
+	struct pt_space_guide *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->nfuncs = sp->nfuncs;
+	g->c = calloc((size_t)(sp->nfuncs + 2 * sp->nstages) + 1,
+		      sizeof(*g->c));
+	if (!g->c) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+void pt_space_guide_free(struct pt_space_guide *g)
+{
+	if (!g)
+		return;
+	free(g->c);
+	free(g);
+}
+
+/* The guide's entry for the decision st waits for. */
+static struct choice *guide_slot(const struct pt_space *sp,
+				 const struct pt_space_guide *g,
+				 const struct pt_space_state *st)
+{
+	const struct st_hdr *h = hdr(st);
+
+	if (h->func < 0)
+		return NULL;
+	if (h->what == PT_SPACE_GRAN)
+		return &g->c[h->func];
+	return &g->c[g->nfuncs + 2 * (sp->fn[h->func].first + h->stage) +
+		     (h->what == PT_SPACE_INNER)];
+}
+
+static void choice_of(const struct opt *o, struct choice *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->set = 1;
+	c->kind = o->kind;
+	c->level = o->level;
+	c->vdim = (uint8_t)o->vdim;
+	c->rv = o->rv;
+	c->func = o->func;
+	memcpy(c->code, o->code, sizeof(c->code));
+}
+
+static int choice_is(const struct choice *c, const struct opt *o)
+{
+	return c->kind == o->kind && c->level == o->level &&
+	       c->vdim == (uint8_t)o->vdim && c->rv == o->rv &&
+	       c->func == o->func && !memcmp(c->code, o->code, sizeof(c->code));
+}
+
+int pt_space_guide_set(const struct pt_space *sp, struct pt_space_guide *g,
+		       const struct pt_space_state *parent,
+		       const struct pt_space_state *child,
+		       struct pt_space_work *w)
+{
+	struct optbuf *ob = &w->ob[0];
+	struct choice *slot = guide_slot(sp, g, parent);
+	int ret, i, k;
+
+	if (!slot)
+		return PT_EINVAL;
+	if ((ret = gen(sp, parent, w, ob)))
+		return ret;
+	for (i = 0; i < ob->n; i++) {
+		struct opt *e = &ob->v[i], o;
+
+		for (k = 0; k < combos(ob, e); k++) {
+			if (!combo(sp, ob, e, k, &o) ||
+			    !valid(sp, parent, w, &o))
+				continue;
+			memcpy(w->child, parent, sp->size);
+			apply_one(sp, w->child, w, &o);
+			hdr(w->child)->depth++;
+			if ((ret = settle(sp, w->child, w)))
+				return ret;
+			if (!memcmp(w->child, child, sp->size)) {
+				choice_of(&o, slot);
+				return 0;
+			}
+		}
+	}
+	return PT_ENOTFOUND;
+}
+
+int pt_space_guide_has(const struct pt_space *sp,
+		       const struct pt_space_guide *g,
+		       const struct pt_space_state *st)
+{
+	const struct choice *c = guide_slot(sp, g, st);
+
+	return c && c->set;
+}
+
+/* The guide's option for st's decision among ob (st's options), into *o:
+ * 1 when it is there and valid. */
+static int guided_opt(const struct pt_space *sp,
+		      const struct pt_space_guide *g,
+		      const struct pt_space_state *st,
+		      struct pt_space_work *w, struct optbuf *ob,
+		      struct opt *o)
+{
+	const struct choice *c = guide_slot(sp, g, st);
+	int i, k;
+
+	if (!c || !c->set)
+		return 0;
+	for (i = 0; i < ob->n; i++) {
+		struct opt *e = &ob->v[i];
+
+		if (e->kind != c->kind || e->func != c->func ||
+		    (e->fam < 0 && !choice_is(c, e)))
+			continue;
+		for (k = 0; k < combos(ob, e); k++)
+			if (combo(sp, ob, e, k, o) && choice_is(c, o) &&
+			    valid(sp, st, w, o))
+				return 1;
+	}
+	return 0;
+}
+
+int pt_space_guided_child(const struct pt_space *sp,
+			  const struct pt_space_guide *g,
+			  const struct pt_space_state *st,
+			  struct pt_space_work *w,
+			  struct pt_space_state *child)
+{
+	struct optbuf *ob = &w->ob[0];
+	struct opt o;
+	int ret;
+
+	if (hdr(st)->func < 0)
+		return PT_EINVAL;
+	if (!pt_space_guide_has(sp, g, st))
+		return 0;
+	if ((ret = gen(sp, st, w, ob)))
+		return ret;
+	if (!guided_opt(sp, g, st, w, ob, &o))
+		return 0;
+	if (child != st)
+		memcpy(child, st, sp->size);
+	return (ret = take(sp, child, w, o)) ? ret : 1;
+}
+
+int pt_space_guided_complete(const struct pt_space *sp,
+			     const struct pt_space_guide *g,
+			     const struct pt_space_state *st,
+			     struct pt_space_work *w, uint64_t *rng,
+			     struct pt_space_state *out)
+{
+	struct optbuf *ob = &w->ob[0];
+	struct opt o;
+	int ret;
+
+	if (out != st)
+		memcpy(out, st, sp->size);
+	if (hdr(out)->func < 0)
+		return 0;
+	if ((ret = gen(sp, out, w, ob)))
+		return ret;
+	/* After each step, settle() leaves the next decision's options in
+	 * w->ob[1]. */
+	for (;;) {
+		if (!guided_opt(sp, g, out, w, ob, &o) &&
+		    pick(sp, out, w, ob, rng, &o))
+			return PT_EINVAL;
+		if ((ret = take(sp, out, w, o)))
+			return ret;
+		if (hdr(out)->func < 0)
+			return 0;
+		ob = &w->ob[1];
+	}
+}
+
 /* --- the schedule --------------------------------------------------------- */
 
 /* A new zeroed directive at the end of out->dirs, which holds room for

@@ -2,6 +2,7 @@
  * over the model's space with the cost model, or the interim "baseline"
  * tuner when there is no cost model. */
 #include "protune/pt_tune.h"
+#include "protune/pt_warm.h"
 
 #include "protune/pt_space.h"
 
@@ -347,6 +348,7 @@ static int tune_search(const struct pt_model *m, const struct pt_tune_opts *o,
 	struct tune_ctx tc;
 	struct pt_error e = PT_ERROR_INIT;
 	struct pt_sched *s = NULL;
+	struct pt_warm *wm = NULL;
 	int ret;
 
 	memset(&sr, 0, sizeof(sr));
@@ -380,6 +382,20 @@ static int tune_search(const struct pt_model *m, const struct pt_tune_opts *o,
 	so.measure_ctx = &tc;
 	so.progress = tune_progress;
 	so.progress_ctx = &tc;
+	if (o->warm_model && o->warm_sched) {
+		if ((ret = pt_warm_new(m, o->warm_model, o->warm_sched, &wm,
+				       err)))
+			goto out;
+		pt_warm_bind(wm, sp);
+		so.warm.pick = pt_warm_pick;
+		so.warm.fixed = pt_warm_fixed;
+		so.warm.ctx = wm;
+		r->warm_stages = pt_warm_stages(wm);
+		r->warm_changed = pt_warm_changed(wm);
+		if (o->log)
+			fprintf(o->log, "warm start: %d of %d stages changed\n",
+				r->warm_changed, r->warm_stages);
+	}
 	if ((ret = pt_search(sp, &so, &sr, err)))
 		goto out;
 	if ((ret = pt_space_sched(sp, sr.best, &s))) {
@@ -409,14 +425,23 @@ static int tune_search(const struct pt_model *m, const struct pt_tune_opts *o,
 	r->predicted_ms = sr.cost;
 	r->measured_ms = sr.measured_ms;
 	r->elapsed_s = (double)(pt_time_now_ms() - tc.t0) / 1000.0;
+	if (wm) {
+		r->warm_kept = pt_warm_count_kept(wm, s);
+		if (o->log && sr.warm)
+			fprintf(o->log, "warm start: first schedule cost %g, answer %g; %d Funcs as before\n",
+				sr.warm_cost, sr.cost, r->warm_kept);
+	}
 	if (describe(s, o, r) ||
-	    pt_strvec_pushf(&s->meta, "decisions=%ld", sr.decisions)) {
+	    pt_strvec_pushf(&s->meta, "decisions=%ld", sr.decisions) ||
+	    (wm && pt_strvec_pushf(&s->meta, "warm=%d/%d", r->warm_changed,
+				   r->warm_stages))) {
 		pt_sched_free(s);
 		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
 		goto out;
 	}
 	r->sched = s;
 out:
+	pt_warm_free(wm);
 	pt_sched_free(tc.best);
 	pt_search_result_release(&sr);
 	pt_search_eval_model_free(&so.eval);

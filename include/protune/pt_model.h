@@ -144,6 +144,9 @@ struct pt_stage {
 				* written with positional names and exact
 				* floats */
 	uint8_t hash[16];      /* filled by pt_model_hash() */
+	uint8_t local[16];     /* the same, without the producers' hashes
+				* (pt_model_hash()): equal when the stage's
+				* own block is, whatever changed upstream */
 };
 
 struct pt_func {
@@ -235,7 +238,9 @@ int pt_model_parse(const char *text, size_t len, const char *name,
  * the hashed form of the text) and every stage's hash (its own printed block
  * in hashed form, its Func's types, and the hashes of the stages and inputs
  * it reads: the last stage of each producer Func, its own Func's previous
- * stage, and each input's line). */
+ * stage, and each input's line). A stage's `local` hash covers its Func's
+ * and its own block only: the warm start compares those, to tell the
+ * stages an edit touched from those downstream of it. */
 int pt_model_hash(struct pt_model *m);
 
 /* 32 lowercase hex digits and a NUL. */

@@ -138,6 +138,23 @@ struct pt_search_opts {
 	void *measure_ctx;
 	pt_search_progress_fn *progress; /* may be NULL */
 	void *progress_ctx;
+	/* Warm start (pt_warm.h gives these; pick NULL: a cold start).
+	 * Before the search, a first complete state is built from the root:
+	 * at each decision, pick() writes the child that takes the earlier
+	 * decision and returns 1, or returns 0 and the cheapest child by
+	 * cost is taken. The decisions of Funcs for which fixed() is 1 are
+	 * then taken as on that path wherever they are valid (in the
+	 * trees, their simulations and the root decisions, which cost no
+	 * time); the other decisions share the budget, and every tree's
+	 * first child on the path carries the first state as its best.
+	 * Called from the pt_search() thread. */
+	struct pt_search_warm {
+		int (*pick)(void *ctx, const struct pt_space_state *st,
+			    struct pt_space_work *w,
+			    struct pt_space_state *child);
+		int (*fixed)(void *ctx, int func);
+		void *ctx;
+	} warm;
 };
 
 /* Defaults: MCTS, 15 + 1 trees, ProTuner's formula, widening 0.5. */
@@ -150,6 +167,10 @@ struct pt_search_result {
 	long decisions, simulations, nodes, measured, invalid;
 	double elapsed_s;
 	int out_of_time;             /* the budget ran out mid-search */
+	/* The warm start's first state (NULL after a cold start; free())
+	 * and its cost. */
+	struct pt_space_state *warm;
+	double warm_cost;
 };
 
 int pt_search(const struct pt_space *sp, const struct pt_search_opts *o,

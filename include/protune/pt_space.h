@@ -187,6 +187,42 @@ int pt_space_random_complete(const struct pt_space *sp,
 int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
 		   struct pt_sched **out);
 
+/* Guides (warm starts, doc/tuning.md): a preferred option for some
+ * decisions, identified by the Func, stage and kind of the decision. The
+ * option is kept without its context, so that it can be taken again in
+ * another state that waits for the same decision: the same compute site
+ * and level, the same tiling factors, as long as it is valid there.
+ *
+ * pt_space_guide_set() records, for `parent`'s decision, the option that
+ * leads to `child` (a child of parent): 0, or PT_ENOTFOUND when it is not
+ * one. pt_space_guide_has() is 1 when the guide has an option for st's
+ * decision. pt_space_guided_child() takes it: 1 with the child written,
+ * 0 when the guide has none for it or the option is not valid in st (the
+ * child is then untouched). pt_space_guided_complete() completes st like
+ * pt_space_random_complete() except that it takes the guide's options
+ * wherever they are valid. A guide is read-only while shared by threads;
+ * free it with pt_space_guide_free() (NULL is fine). */
+struct pt_space_guide;
+struct pt_space_guide *pt_space_guide_new(const struct pt_space *sp);
+void pt_space_guide_free(struct pt_space_guide *g);
+int pt_space_guide_set(const struct pt_space *sp, struct pt_space_guide *g,
+		       const struct pt_space_state *parent,
+		       const struct pt_space_state *child,
+		       struct pt_space_work *w);
+int pt_space_guide_has(const struct pt_space *sp,
+		       const struct pt_space_guide *g,
+		       const struct pt_space_state *st);
+int pt_space_guided_child(const struct pt_space *sp,
+			  const struct pt_space_guide *g,
+			  const struct pt_space_state *st,
+			  struct pt_space_work *w,
+			  struct pt_space_state *child);
+int pt_space_guided_complete(const struct pt_space *sp,
+			     const struct pt_space_guide *g,
+			     const struct pt_space_state *st,
+			     struct pt_space_work *w, uint64_t *rng,
+			     struct pt_space_state *out);
+
 /* splitmix64: the next number of the generator whose state is *s. */
 uint64_t pt_space_rand(uint64_t *s);
 

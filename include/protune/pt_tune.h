@@ -75,6 +75,16 @@ struct pt_tune_opts {
 	FILE *log;             /* candidate failures and times, or NULL */
 	const struct pt_cost *cost;  /* NULL: the interim tuner */
 	int want_best;         /* progress reports carry the best schedule */
+	/* Warm start (doc/tuning.md, "Warm starts"): a schedule tuned
+	 * earlier for warm_model, an earlier version of this pipeline (or
+	 * the same one, to tune further). Funcs whose stages all hash the
+	 * same in both models keep their earlier decisions: they make the
+	 * first complete schedule and guide the search, which spends the
+	 * budget on the Funcs that changed and their neighbours. Both NULL:
+	 * a cold start. Borrowed. A warm schedule that fits nothing is
+	 * ignored (a cold start), never an error. */
+	const struct pt_model *warm_model;
+	const struct pt_sched *warm_sched;
 	/* The search: algo, threads, decision_s, iterations, trees, ...
 	 * (pt_tune_opts_init() sets pt_search_opts_init()'s defaults);
 	 * its budget, seed and callbacks are pt_tune's own. */
@@ -94,6 +104,10 @@ struct pt_tune_result {
 				  * < 0: unknown (no cost model) */
 	double measured_ms;      /* < 0: not measured */
 	double elapsed_s;
+	/* The warm start, when one was given: stages of the model whose
+	 * hash is not in warm_model, of all stages; Funcs whose earlier
+	 * decisions were kept. warm_stages is 0 after a cold start. */
+	int warm_stages, warm_changed, warm_kept;
 };
 
 int pt_tune(const struct pt_model *m, const struct pt_tune_opts *opts,

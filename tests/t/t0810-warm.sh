@@ -1,0 +1,64 @@
+#!/bin/sh
+test_description='warm starts: after an edit, the tuner starts from the earlier schedule and searches what changed'
+. "$PT_SRCDIR/tests/lib/test-lib.sh"
+
+gen=$PT_BUILD_DIR/tests/keytest.generator
+plugin=$PT_BUILD_DIR/lib/libprotune_halide.so
+
+# run EDIT: keytest through protune-cc (edit=1 changes one constant of
+# Func b), its model left in kEDIT.model, the line in kEDIT.line.
+run() {
+	mkdir -p "o$1" &&
+	PROTUNE_DUMP_MODEL=$PWD/k$1.model PROTUNE_PLUGIN=$plugin \
+		protune-cc --budget=2 "$gen" -g keytest -o "o$1" \
+		-e static_library,h -n keytest target=host edit=$1 2>"k$1.line"
+}
+
+test_expect_success 'a first build tunes cold' '
+	run 0 &&
+	grep "miss (new-key), tuned" k0.line &&
+	! grep "warm start" k0.line
+'
+
+test_expect_success 'an edit to one stage: one of nine stages changed, a warm start' '
+	run 1 &&
+	grep "miss (new-key), tuned: .*; 1 of 9 stages changed; warm start" k1.line &&
+	protune ls >ls &&
+	test "$(grep -c keytest ls)" = 2
+'
+
+test_expect_success 'the warm-started schedule is stored with its origin and fits the model' '
+	key=$(protune key k1.model | head -n 1) &&
+	protune show "$key" --text >s1.sched &&
+	grep "^meta warm=1/9\$" s1.sched &&
+	protune check k1.model s1.sched
+'
+
+# The first schedule of a warm start from a schedule of the same model is
+# that schedule: the same predicted cost (the answer may be better).
+test_expect_success 'a warm start from the same model rebuilds the earlier schedule first' '
+	protune tune k0.model --budget 2 >s0.sched 2>/dev/null &&
+	want=$(sed -n "s/^meta predicted=//p" s0.sched) &&
+	protune tune k0.model --budget 1 --warm-model k0.model \
+		--warm-sched s0.sched >w.sched 2>w.err &&
+	grep "^warm start: 0 of 9 stages changed" w.err &&
+	got=$(sed -n "s/^warm start: first schedule cost \([^,]*\),.*/\1/p" w.err) &&
+	test "$got" = "$want" &&
+	protune check k0.model w.sched
+'
+
+test_expect_success 'warm and cold runs with counts are deterministic across threads' '
+	for t in 1 2; do
+		protune tune k1.model --iterations 3 --trees 2 --seed 4 \
+			--threads $t --warm-model k0.model \
+			--warm-sched s0.sched >d$t.sched 2>/dev/null || return 1
+	done &&
+	test_cmp d1.sched d2.sched
+'
+
+test_expect_success '--warm-model needs --warm-sched' '
+	test_expect_code 1 protune tune k1.model --warm-model k0.model 2>err &&
+	grep "go together" err
+'
+
+test_done
