@@ -7,6 +7,7 @@ PACKAGES="
 build-essential
 pkg-config
 cmake
+ninja-build
 git
 libhalide14-0-dev
 llvm-14-dev
