@@ -33,7 +33,7 @@
 #define LRU_KEY 24           /* used_at (biased, big-endian), key */
 
 enum { DB_META, DB_SCHED, DB_NAMES, DB_STAGES, DB_SAMPLES, DB_STATS,
-       DB_LEASES, DB_LRU, NDBS };
+       DB_LEASES, DB_LRU, DB_USES, NDBS };
 
 static const struct {
 	const char *name;
@@ -47,6 +47,7 @@ static const struct {
 	{ "stats", 0 },
 	{ "leases", 0 },
 	{ "lru", 0 },
+	{ "uses", 0 },
 };
 
 struct pt_cache {
@@ -55,6 +56,8 @@ struct pt_cache {
 	MDB_txn *rtxn;       /* a reset read transaction for reuse, or NULL */
 	uint64_t max_bytes;
 	int readonly, nosync, nolock;
+	int have_uses;       /* 0: a read-only open of a cache written before
+			      * the uses database existed (no uses) */
 	int wrote;           /* a write committed (nosync: sync on close) */
 	int mdb_rc;          /* the last LMDB error (MDB_MAP_FULL: retry) */
 	char path[4096];
@@ -550,6 +553,35 @@ static int check_format(struct pt_cache *c, const MDB_val *v,
 			    "the old cache", c->path, got, want);
 }
 
+/* The uses database came after format 1's first release: a cache written
+ * before it has none. A writer creates it and records in meta `uses_since`
+ * when it began to note uses; NEED_INIT asks a reader for the write pass
+ * (a read-only open goes on without it). */
+static int open_uses(struct pt_cache *c, MDB_txn *txn, int write,
+		     struct pt_error *err)
+{
+	int rc;
+
+	rc = mdb_dbi_open(txn, db_spec[DB_USES].name, db_spec[DB_USES].flags,
+			  &c->dbi[DB_USES]);
+	if (rc == MDB_NOTFOUND && !write)
+		return NEED_INIT;
+	if (rc == MDB_NOTFOUND) {
+		rc = mdb_dbi_open(txn, db_spec[DB_USES].name,
+				  db_spec[DB_USES].flags | MDB_CREATE,
+				  &c->dbi[DB_USES]);
+		if (!rc)
+			return meta_put_u64(c, txn, "uses_since",
+					    (uint64_t)now_s(), err);
+	}
+	if (rc == MDB_INCOMPATIBLE)
+		return pt_error_set(err, PT_EFORMAT, "%s: database uses is of "
+				    "another kind", c->path);
+	if (rc)
+		return lmdb_error(c, rc, "cannot open a database", err);
+	return 0;
+}
+
 /* Open the named databases in a read transaction (write == 0) or create
  * them with the format record (write == 1). NEED_INIT: not created yet. */
 static int open_dbs_txn(struct pt_cache *c, int write, struct pt_error *err)
@@ -622,6 +654,17 @@ static int open_dbs_txn(struct pt_cache *c, int write, struct pt_error *err)
 			goto abort;
 	}
 	for (i = DB_META + 1; i < NDBS; i++) {
+		if (i == DB_USES) {
+			ret = open_uses(c, txn, write, err);
+			if (ret == NEED_INIT && c->readonly) {
+				ret = 0;
+				continue;
+			}
+			if (ret)
+				goto abort;
+			c->have_uses = 1;
+			continue;
+		}
 		rc = mdb_dbi_open(txn, db_spec[i].name,
 				  db_spec[i].flags | create, &c->dbi[i]);
 		if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
@@ -1673,13 +1716,164 @@ int pt_cache_stats_zero(struct pt_cache *c, struct pt_error *err)
 	return run_write(c, drop_txn, (void *)which, err);
 }
 
-int pt_cache_clear(struct pt_cache *c, struct pt_error *err)
+static int clear_txn(struct pt_cache *c, MDB_txn *txn, void *arg,
+		     struct pt_error *err)
 {
 	static const int which[] = { DB_SCHED, DB_NAMES, DB_STAGES,
 				     DB_SAMPLES, DB_STATS, DB_LEASES, DB_LRU,
-				     -1 };
+				     DB_USES, -1 };
+	int ret;
 
-	return run_write(c, drop_txn, (void *)which, err);
+	(void)arg;
+	ret = drop_txn(c, txn, (void *)which, err);
+	/* The uses are forgotten: they are recorded again from now on. */
+	if (!ret)
+		ret = meta_put_u64(c, txn, "uses_since", (uint64_t)now_s(),
+				   err);
+	return ret;
+}
+
+int pt_cache_clear(struct pt_cache *c, struct pt_error *err)
+{
+	return run_write(c, clear_txn, NULL, err);
+}
+
+/* --- uses ----------------------------------------------------------------- */
+
+struct use_arg {
+	const uint8_t *key;
+	int64_t now;
+	int forget;
+};
+
+/* A key's last use: 0, PT_ENOTFOUND or an error. */
+static int use_get(struct pt_cache *c, MDB_txn *txn, const uint8_t key[16],
+		   int64_t *t, struct pt_error *err)
+{
+	MDB_val k = { 16, (void *)key }, v;
+	int rc = mdb_get(txn, c->dbi[DB_USES], &k, &v);
+
+	if (rc == MDB_NOTFOUND) {
+		char hex[33];
+
+		pt_hash_hex(key, hex);
+		return pt_error_set(err, PT_ENOTFOUND, "%s: no use of %s",
+				    c->path, hex);
+	}
+	if (rc)
+		return lmdb_error(c, rc, "cannot read a use", err);
+	if (v.mv_size != 8)
+		return bad_record(c, "use of", key, "size", err);
+	*t = (int64_t)get_le(v.mv_data, 8);
+	return 0;
+}
+
+/* Whether a use recorded at `t` (ret from use_get) is recent enough that
+ * one at `now` need not be written. */
+static int use_fresh(int ret, int64_t t, int64_t now)
+{
+	return !ret && now - t < PT_CACHE_TOUCH_S;
+}
+
+static int use_txn(struct pt_cache *c, MDB_txn *txn, void *arg,
+		   struct pt_error *err)
+{
+	struct use_arg *a = arg;
+	unsigned char buf[8];
+	MDB_val k = { 16, (void *)a->key }, v = { sizeof(buf), buf };
+	int64_t t = 0;
+	int rc, ret;
+
+	if (a->forget) {
+		rc = mdb_del(txn, c->dbi[DB_USES], &k, NULL);
+		if (rc == MDB_NOTFOUND)
+			return use_get(c, txn, a->key, &t, err);
+		if (rc)
+			return lmdb_error(c, rc, "cannot delete a use", err);
+		return 0;
+	}
+	ret = use_get(c, txn, a->key, &t, NULL);
+	if (use_fresh(ret, t, a->now))
+		return 0;  /* another process noted it meanwhile */
+	put_le(buf, (uint64_t)a->now, 8);
+	rc = mdb_put(txn, c->dbi[DB_USES], &k, &v, 0);
+	if (rc)
+		return lmdb_error(c, rc, "cannot write a use", err);
+	return 0;
+}
+
+int pt_cache_note_use(struct pt_cache *c, const uint8_t key[16], int64_t now,
+		      struct pt_error *err)
+{
+	struct use_arg a = { key, now, 0 };
+	MDB_txn *txn;
+	int64_t t = 0;
+	int ret;
+
+	if (c->readonly)
+		return readonly_error(c, err);
+	/* Read first: most uses were noted less than an hour ago. */
+	ret = read_begin(c, &txn, err);
+	if (ret)
+		return ret;
+	ret = use_get(c, txn, key, &t, NULL);
+	read_end(c, txn);
+	if (use_fresh(ret, t, now))
+		return 0;
+	return run_write(c, use_txn, &a, err);
+}
+
+int pt_cache_last_use(struct pt_cache *c, const uint8_t key[16], int64_t *t,
+		      struct pt_error *err)
+{
+	MDB_txn *txn;
+	int ret;
+
+	*t = 0;
+	if (!c->have_uses) {
+		char hex[33];
+
+		pt_hash_hex(key, hex);
+		return pt_error_set(err, PT_ENOTFOUND, "%s: no use of %s",
+				    c->path, hex);
+	}
+	ret = read_begin(c, &txn, err);
+	if (ret)
+		return ret;
+	ret = use_get(c, txn, key, t, err);
+	read_end(c, txn);
+	return ret;
+}
+
+int pt_cache_forget_use(struct pt_cache *c, const uint8_t key[16],
+			struct pt_error *err)
+{
+	struct use_arg a = { key, 0, 1 };
+
+	return run_write(c, use_txn, &a, err);
+}
+
+int pt_cache_uses_since(struct pt_cache *c, int64_t *t, struct pt_error *err)
+{
+	uint64_t created = 0, since = 0;
+	MDB_txn *txn;
+	int ret;
+
+	*t = 0;
+	ret = read_begin(c, &txn, err);
+	if (ret)
+		return ret;
+	ret = meta_get_u64(c, txn, "created", &created, err);
+	if (!ret)
+		ret = meta_get_u64(c, txn, "uses_since", &since, err);
+	read_end(c, txn);
+	if (ret)
+		return ret;
+	if (!c->have_uses || (!created && !since))
+		*t = now_s();  /* nothing recorded: no use is known to be old */
+	else
+		*t = (int64_t)(created > since ? created : since);
+	return 0;
 }
 
 /* --- leases --------------------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include "protune/pt_spawn.h"
 #include "protune/pt_strbuf.h"
 #include "pt_cmd_cache.h"
+#include "pt_cmd_retune.h"
 #include "pt_cmd_train.h"
 #include "pt_cmd_tune.h"
 #include "pt_drv.h"
@@ -114,6 +115,11 @@ static void usage(FILE *f)
 	      "  commit [-m MSG]     commit the store's new schedules with git\n"
 	      "  gc [--size=BYTES] [--unused-days=N]\n"
 	      "                      evict least recently used entries\n"
+	      "  gc --unreferenced[=DAYS] [--since=UNIXTIME] [--dry-run]\n"
+	      "                      remove store files no build has used\n"
+	      "  retune [--budget=S] [--runs=N] [--dry-run] [PATTERN...]\n"
+	      "                      tune cached schedules further; replace\n"
+	      "                      one only when measured faster\n"
 	      "  clear [--force]     empty the cache (--force: remove its files)\n"
 	      "  train --data DIR... [--hold-out NAME]... [--trees N]\n"
 	      "        [--eval TSV] [--out FILE]\n"
@@ -754,6 +760,8 @@ int main(int argc, char **argv)
 	if ((ret = pt_cmd_tune_main(argc - 1, argv + 1)) != -1)
 		return ret;
 	if ((ret = pt_cmd_train_main(argc - 1, argv + 1)) != -1)
+		return ret;
+	if ((ret = pt_cmd_retune_main(argc - 1, argv + 1)) != -1)
 		return ret;
 	for (c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))

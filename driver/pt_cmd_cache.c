@@ -649,18 +649,256 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* --- gc --unreferenced ----------------------------------------------------- */
+
+#define GC_USAGE "gc [--size=BYTES] [--unused-days=N]\n" \
+	"       protune gc --unreferenced[=DAYS] [--since=UNIXTIME] [--dry-run]"
+#define UNREF_DAYS 30
+
+struct sfile {
+	char *path, *gen;
+	uint8_t key[16];
+};
+
+struct sfiles {
+	struct sfile *v;
+	size_t n, alloc;
+};
+
+struct cused {
+	uint8_t key[16];
+	int64_t used_at;
+};
+
+struct centries {
+	struct cused *v;
+	size_t n, alloc;
+};
+
+static int collect_file(void *ctx, const char *path, const char *gen,
+			const uint8_t key[16])
+{
+	struct sfiles *l = ctx;
+	struct sfile *f;
+
+	if (l->n == l->alloc) {
+		size_t na = l->alloc ? 2 * l->alloc : 64;
+
+		f = realloc(l->v, na * sizeof(*f));
+		if (!f)
+			return PT_ENOMEM;
+		l->v = f;
+		l->alloc = na;
+	}
+	f = &l->v[l->n];
+	f->path = strdup(path);
+	f->gen = strdup(gen);
+	if (!f->path || !f->gen) {
+		free(f->path);
+		free(f->gen);
+		return PT_ENOMEM;
+	}
+	memcpy(f->key, key, 16);
+	l->n++;
+	return 0;
+}
+
+static int collect_entry(void *ctx, const struct pt_cache_entry *e)
+{
+	struct centries *l = ctx;
+
+	if (l->n == l->alloc) {
+		size_t na = l->alloc ? 2 * l->alloc : 64;
+		struct cused *v = realloc(l->v, na * sizeof(*v));
+
+		if (!v)
+			return PT_ENOMEM;
+		l->v = v;
+		l->alloc = na;
+	}
+	memcpy(l->v[l->n].key, e->key, 16);
+	l->v[l->n++].used_at = e->used_at;
+	return 0;
+}
+
+/* The entries come in key order: a binary search. -1 when absent. */
+static int64_t entry_used_at(const struct centries *l, const uint8_t key[16])
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = memcmp(l->v[mid].key, key, 16);
+
+		if (!cmp)
+			return l->v[mid].used_at;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The tuned_at meta of a store file's text, or 0. */
+static int64_t meta_tuned_at(const char *text)
+{
+	const char *p = text, *tag = "meta tuned_at=";
+
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, tag, strlen(tag)))
+			return strtoll(p + strlen(tag), NULL, 10);
+	return 0;
+}
+
+/* When the key of a store file was last known to be in use, and why: the
+ * latest of its last noted use, its cache entry's last hit, its tuned_at,
+ * the file's modification time (a clone or checkout writes it), and
+ * `floor`, the time from which this cache records uses. */
+static int64_t last_in_use(struct ctx *c, const struct sfile *f,
+			   const struct centries *ce, int64_t floor,
+			   const char **why)
+{
+	struct pt_strbuf text = PT_STRBUF_INIT;
+	struct stat st;
+	int64_t last = floor, t;
+
+	*why = "uses recorded since";
+	if (c->cache && !pt_cache_last_use(c->cache, f->key, &t, NULL) &&
+	    t > last) {
+		last = t;
+		*why = "last use";
+	}
+	if ((t = entry_used_at(ce, f->key)) > last) {
+		last = t;
+		*why = "last cache hit";
+	}
+	if (!stat(f->path, &st) && (int64_t)st.st_mtime > last) {
+		last = (int64_t)st.st_mtime;
+		*why = "file written";
+	}
+	if (!read_file(f->path, &text) &&
+	    (t = meta_tuned_at(text.buf)) > last) {
+		last = t;
+		*why = "tuned";
+	}
+	pt_strbuf_release(&text);
+	return last;
+}
+
+static int gc_unreferenced(struct ctx *c, int64_t since, int dry_run)
+{
+	struct sfiles files = { NULL, 0, 0 };
+	struct centries ents = { NULL, 0, 0 };
+	struct pt_error e = PT_ERROR_INIT;
+	const char *root, *why;
+	int64_t floor = (int64_t)time(NULL), last;
+	long nrm = 0, ncache = 0;
+	char when[32], sdate[32];
+	size_t i, rl;
+	int ret = 0, r;
+
+	if (need_store(c, 1) || need_cache(c, dry_run, !dry_run))
+		return 1;
+	if (c->cache &&
+	    (pt_cache_uses_since(c->cache, &floor, &e) ||
+	     pt_cache_each(c->cache, collect_entry, &ents, &e))) {
+		ret = pt_cli_fail("%s", e.msg);
+		goto out;
+	}
+	if ((r = pt_store_each(c->store, collect_file, &files, &e))) {
+		ret = pt_cli_fail("%s", r == PT_ENOMEM ? "out of memory" :
+				  e.msg);
+		goto out;
+	}
+	root = pt_store_root(c->store);
+	rl = strlen(root);
+	fmt_time(since, sdate, sizeof(sdate));
+	for (i = 0; i < files.n; i++) {
+		const struct sfile *f = &files.v[i];
+		const char *rel = f->path;
+
+		last = last_in_use(c, f, &ents, floor, &why);
+		if (last >= since)
+			continue;
+		if (!strncmp(rel, root, rl) && rel[rl] == '/')
+			rel += rl + 1;
+		fmt_time(last, when, sizeof(when));
+		if (dry_run) {
+			printf("would remove %s (%s %s)\n", rel, why, when);
+			nrm++;
+			continue;
+		}
+		if (pt_store_remove(c->store, f->gen, f->key, &e) &&
+		    e.code != PT_ENOTFOUND) {
+			ret = pt_cli_fail("%s", e.msg);
+			continue;
+		}
+		if (!pt_cache_del(c->cache, f->key, &e))
+			ncache++;
+		else if (e.code != PT_ENOTFOUND)
+			ret = pt_cli_fail("%s", e.msg);
+		pt_cache_forget_use(c->cache, f->key, NULL);
+		printf("removed %s (%s %s)\n", rel, why, when);
+		nrm++;
+	}
+	if (dry_run)
+		printf("would remove %ld of %zu store files unused since %s\n",
+		       nrm, files.n, sdate);
+	else
+		printf("removed %ld of %zu store files unused since %s (%ld cache entries)\n",
+		       nrm, files.n, sdate, ncache);
+out:
+	for (i = 0; i < files.n; i++) {
+		free(files.v[i].path);
+		free(files.v[i].gen);
+	}
+	free(files.v);
+	free(ents.v);
+	return ret;
+}
+
 static int cmd_gc(struct ctx *c)
 {
-	const char *usage = "gc [--size=BYTES] [--unused-days=N]";
+	const char *usage = GC_USAGE;
 	uint64_t size = c->cfg.max_size, removed = 0;
-	int64_t since = 0;
+	int64_t since = 0, now = (int64_t)time(NULL), unref_since = 0;
 	struct pt_error e = PT_ERROR_INIT;
+	int64_t since_arg = 0;
+	int unref = 0, dry_run = 0, size_rules = 0, have_since = 0;
 	size_t i;
 
 	for (i = 0; i < c->args.nr; i++) {
 		const char *a = c->args.v[i];
 
-		if (!strncmp(a, "--size=", 7)) {
+		if (!strcmp(a, "--unreferenced")) {
+			unref = 1;
+			unref_since = now - (int64_t)UNREF_DAYS * 86400;
+		} else if (!strncmp(a, "--unreferenced=", 15)) {
+			char *end;
+			double d = strtod(a + 15, &end);
+
+			if (*end || end == a + 15 || !(d >= 0) || d > 1e6)
+				return usage_fail(usage, "bad day count '%s'",
+						  a);
+			unref = 1;
+			unref_since = now - (int64_t)(d * 86400);
+		} else if (!strncmp(a, "--since=", 8)) {
+			char *end;
+			long long t;
+
+			errno = 0;
+			t = strtoll(a + 8, &end, 10);
+			if (*end || end == a + 8 || errno || t < 0)
+				return usage_fail(usage,
+						  "bad time '%s' (unix seconds)",
+						  a);
+			have_since = 1;
+			since_arg = (int64_t)t;
+		} else if (!strcmp(a, "--dry-run")) {
+			dry_run = 1;
+		} else if (!strncmp(a, "--size=", 7)) {
+			size_rules = 1;
 			if (parse_size(a + 7, &size))
 				return usage_fail(usage, "bad size '%s'", a);
 		} else if (!strncmp(a, "--unused-days=", 14)) {
@@ -670,11 +908,24 @@ static int cmd_gc(struct ctx *c)
 			if (*end || end == a + 14 || d < 0)
 				return usage_fail(usage, "bad day count '%s'",
 						  a);
-			since = (int64_t)time(NULL) - (int64_t)(d * 86400);
+			since = now - (int64_t)(d * 86400);
+			size_rules = 1;
 		} else {
 			return usage_fail(usage, "unexpected argument '%s'", a);
 		}
 	}
+	if (have_since) {
+		/* --since names the time (and implies --unreferenced). */
+		unref = 1;
+		unref_since = since_arg;
+	}
+	if (unref && size_rules)
+		return usage_fail(usage, "%s", "--unreferenced does not go with --size or --unused-days; run gc twice");
+	if (dry_run && !unref)
+		return usage_fail(usage, "%s",
+				  "--dry-run needs --unreferenced");
+	if (unref)
+		return gc_unreferenced(c, unref_since, dry_run);
 	if (need_cache(c, 0, 1))
 		return 1;
 	if (pt_cache_gc(c->cache, size, since, &removed, &e))
@@ -837,7 +1088,7 @@ static const struct {
 	{ "export", cmd_export, 0, "export DIR" },
 	{ "import", cmd_import, 0, "import DIR" },
 	{ "commit", cmd_commit, 0, "commit [-m MESSAGE]" },
-	{ "gc", cmd_gc, 0, "gc [--size=BYTES] [--unused-days=N]" },
+	{ "gc", cmd_gc, 0, GC_USAGE },
 	{ "clear", cmd_clear, 0, "clear [--force]" },
 	{ "explain", cmd_explain, 1, "explain GENERATOR [ARGS...]" },
 };

@@ -713,6 +713,12 @@ int pt_lookup_answer(struct pt_serve *s, void *ctx, const struct pt_model *m,
 done:
 	if (leased && lk->cache)
 		pt_cache_lease_release(lk->cache, m->key, NULL);
+	/* The build used this key: `protune gc --unreferenced` keeps it. */
+	if (lk->cache && lk->cfg->mode != PT_MODE_READONLY &&
+	    (r->outcome == PT_OUT_HIT || r->outcome == PT_OUT_TUNED ||
+	     r->outcome == PT_OUT_KEPT))
+		pt_cache_note_use(lk->cache, m->key, (int64_t)time(NULL),
+				  NULL);
 	r->elapsed_ms = (double)(pt_time_now_ms() - t0);
 	if (ret && !r->detail[0])
 		snprintf(r->detail, sizeof(r->detail), "%s",

@@ -13,6 +13,8 @@
  *   stats    counters by name
  *   leases   key -> who is tuning it (pid, host, start)
  *   lru      used_at + key -> nothing (the eviction order)
+ *   uses     key -> when a build last used it (not evicted with the
+ *            entries: `protune gc --unreferenced` reads it)
  *
  * Every function that writes does so in one LMDB transaction: a crash at
  * any moment (kill -9 included) leaves the old state or the new one, never
@@ -53,8 +55,9 @@
 /* The layout and record format version, checked on open. */
 #define PT_CACHE_FORMAT_VERSION 1
 
-/* A hit updates an entry's used_at only when it is older than this, so
- * that most hits are read-only transactions. */
+/* A hit updates an entry's used_at, and pt_cache_note_use a key's use,
+ * only when it is older than this, so that most hits are read-only
+ * transactions. */
 #define PT_CACHE_TOUCH_S 3600
 
 struct pt_cache;
@@ -189,7 +192,32 @@ int pt_cache_lease_release(struct pt_cache *c, const uint8_t key[16],
 int pt_cache_gc(struct pt_cache *c, uint64_t max_bytes, int64_t unused_since,
 		uint64_t *removed, struct pt_error *err);
 
-/* Remove every entry, sample, stat and lease (the format stays). */
+/* Uses: when a build last used a key, kept apart from the entries (size
+ * and age eviction never forget a use; pt_cache_clear does).
+ *
+ * note_use records `now` (unix seconds) as the key's last use unless the
+ * recorded one is less than PT_CACHE_TOUCH_S older (or newer): a read
+ * transaction, and a write transaction at most once an hour per key.
+ * PT_EINVAL on a cache opened readonly.
+ *
+ * last_use gives the recorded time in *t, or PT_ENOTFOUND when the key
+ * was never noted (a readonly open of a cache written before the uses
+ * database existed reads as empty). forget_use removes the record
+ * (PT_ENOTFOUND when there is none).
+ *
+ * uses_since gives the time from which uses have been recorded in this
+ * cache: the later of its creation, the creation of the uses database in
+ * an older cache, and its last pt_cache_clear (now when none of these is
+ * known). A key not noted since then may still have been used before. */
+int pt_cache_note_use(struct pt_cache *c, const uint8_t key[16], int64_t now,
+		      struct pt_error *err);
+int pt_cache_last_use(struct pt_cache *c, const uint8_t key[16], int64_t *t,
+		      struct pt_error *err);
+int pt_cache_forget_use(struct pt_cache *c, const uint8_t key[16],
+			struct pt_error *err);
+int pt_cache_uses_since(struct pt_cache *c, int64_t *t, struct pt_error *err);
+
+/* Remove every entry, sample, stat, lease and use (the format stays). */
 int pt_cache_clear(struct pt_cache *c, struct pt_error *err);
 
 int pt_cache_info(struct pt_cache *c, struct pt_cache_info *out,

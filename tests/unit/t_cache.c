@@ -1100,6 +1100,16 @@ static int read_all(struct pt_cache *c, void *arg)
 			   PT_EINVAL);
 	ok &= PT_CHECK_INT(pt_cache_gc(c, 1, 0, NULL, &err), PT_EINVAL);
 	ok &= PT_CHECK_INT(pt_cache_clear(c, &err), PT_EINVAL);
+	ok &= PT_CHECK_INT(pt_cache_note_use(c, e.key, 1000, &err),
+			   PT_EINVAL);
+	ok &= PT_CHECK_INT(pt_cache_forget_use(c, e.key, &err), PT_EINVAL);
+	{
+		int64_t t;
+
+		ok &= PT_CHECK_INT(pt_cache_last_use(c, e.key, &t, &err),
+				   PT_ENOTFOUND);
+		ok &= PT_CHECK_INT(pt_cache_uses_since(c, &t, &err), 0);
+	}
 	pt_cache_close(c);
 	return ok;
 }
@@ -1330,6 +1340,191 @@ PT_TEST(crash_mid_write)
 	printf("# %d of 8 writers killed, %d entries\n", killed, count);
 }
 
+/* --- uses ----------------------------------------------------------------- */
+
+static int64_t last_use(struct pt_cache *c, int n)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	uint8_t key[16];
+	int64_t t = -1;
+	int ret;
+
+	set_key(key, n);
+	ret = pt_cache_last_use(c, key, &t, &err);
+	if (ret == PT_ENOTFOUND)
+		return 0;
+	if (!PT_CHECK_INT(ret, 0))
+		printf("#   %s\n", err.msg);
+	return t;
+}
+
+static int note(struct pt_cache *c, int n, int64_t now)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	uint8_t key[16];
+	int ret;
+
+	set_key(key, n);
+	ret = pt_cache_note_use(c, key, now, &err);
+	if (ret)
+		printf("#   note_use: %s\n", err.msg);
+	return ret;
+}
+
+PT_TEST(uses_noted_at_most_hourly)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_cache *c = open_rw();
+	int64_t now = (int64_t)time(NULL);
+	uint8_t key[16];
+
+	PT_CHECK_INT(last_use(c, 1), 0);
+	set_key(key, 1);
+	{
+		int64_t t;
+
+		PT_CHECK_INT(pt_cache_last_use(c, key, &t, &err),
+			     PT_ENOTFOUND);
+		PT_CHECK(strstr(err.msg, "c0000000000000000000000000000001") !=
+			 NULL);
+	}
+	PT_CHECK_INT(note(c, 1, now - 7200), 0);
+	PT_CHECK_INT(last_use(c, 1), now - 7200);
+	/* Within PT_CACHE_TOUCH_S: not written. */
+	PT_CHECK_INT(note(c, 1, now - 7200 + PT_CACHE_TOUCH_S - 1), 0);
+	PT_CHECK_INT(last_use(c, 1), now - 7200);
+	PT_CHECK_INT(note(c, 1, now), 0);
+	PT_CHECK_INT(last_use(c, 1), now);
+	/* A use never moves back. */
+	PT_CHECK_INT(note(c, 1, now - 100000), 0);
+	PT_CHECK_INT(last_use(c, 1), now);
+	PT_CHECK_INT(last_use(c, 2), 0);
+	PT_CHECK_INT(raw_count("uses"), 1);
+	pt_cache_close(c);
+
+	/* Kept across opens; forgotten on request. */
+	c = open_rw();
+	PT_CHECK_INT(last_use(c, 1), now);
+	PT_CHECK_INT(pt_cache_forget_use(c, key, &err), 0);
+	PT_CHECK_INT(last_use(c, 1), 0);
+	PT_CHECK_INT(pt_cache_forget_use(c, key, &err), PT_ENOTFOUND);
+	pt_cache_close(c);
+}
+
+PT_TEST(uses_outlive_eviction_not_clear)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_cache_opts o = { dir(), 1, 0, 1 };
+	struct pt_cache *c;
+	struct pt_cache_entry e;
+	int64_t now = (int64_t)time(NULL), since, since2;
+	uint64_t removed;
+
+	c = open_opts(&o);       /* max_bytes 1: every put evicts the rest */
+	PT_REQUIRE(pt_cache_uses_since(c, &since, &err) == 0);
+	PT_CHECK(since >= now - 5 && since <= now + 5);
+	fill(&e, 1, "g", chain, "s", now - 100, now - 100);
+	PT_REQUIRE(put(c, &e) == 0);
+	PT_CHECK_INT(note(c, 1, now - 100), 0);
+	fill(&e, 2, "g", chain, "s", now - 50, now - 50);
+	PT_REQUIRE(put(c, &e) == 0);
+	PT_CHECK_INT(note(c, 2, now - 50), 0);
+	expect_keys(c, "2");                 /* 1 was evicted by size */
+	PT_CHECK_INT(last_use(c, 1), now - 100);
+	PT_CHECK_INT(pt_cache_gc(c, 0, now, &removed, &err), 0);
+	PT_CHECK_INT(removed, 1);
+	expect_keys(c, "");
+	PT_CHECK_INT(last_use(c, 1), now - 100);
+	PT_CHECK_INT(last_use(c, 2), now - 50);
+
+	/* clear forgets the uses and moves uses_since to now. */
+	pt_time_sleep_ms(1100);
+	PT_CHECK_INT(pt_cache_clear(c, &err), 0);
+	PT_CHECK_INT(last_use(c, 1), 0);
+	PT_CHECK_INT(last_use(c, 2), 0);
+	PT_REQUIRE(pt_cache_uses_since(c, &since2, &err) == 0);
+	PT_CHECK(since2 > since);
+	pt_cache_close(c);
+	PT_CHECK_INT(raw_count("uses"), 0);
+}
+
+/* A format 1 cache written before the uses database: remove it (and the
+ * meta record that goes with it) with raw LMDB. */
+static void raw_drop_uses(void)
+{
+	MDB_env *env = raw_open();
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val k = { 10, (void *)"uses_since" };
+
+	PT_REQUIRE(mdb_txn_begin(env, NULL, 0, &txn) == 0);
+	PT_REQUIRE(mdb_dbi_open(txn, "uses", 0, &dbi) == 0);
+	PT_REQUIRE(mdb_drop(txn, dbi, 1) == 0);
+	PT_REQUIRE(mdb_dbi_open(txn, "meta", 0, &dbi) == 0);
+	PT_REQUIRE(mdb_del(txn, dbi, &k, NULL) == 0);
+	PT_REQUIRE(mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+}
+
+static int raw_has_uses(void)
+{
+	MDB_env *env = raw_open();
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	int rc;
+
+	PT_REQUIRE(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) == 0);
+	rc = mdb_dbi_open(txn, "uses", 0, &dbi);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	return rc == 0;
+}
+
+PT_TEST(uses_in_a_cache_without_them)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_cache_opts ro = { dir(), 0, 1, 0 };
+	struct pt_cache *c = open_rw();
+	struct pt_cache_entry e, got;
+	unsigned char created[8];
+	int64_t now = (int64_t)time(NULL), since;
+	int i;
+
+	fill(&e, 1, "g", chain, "s", 100, 100);
+	PT_REQUIRE(put(c, &e) == 0);
+	PT_CHECK_INT(note(c, 1, now), 0);
+	pt_cache_close(c);
+	PT_REQUIRE(raw_has_uses());
+	raw_drop_uses();
+	PT_REQUIRE(!raw_has_uses());
+	/* Created long ago. */
+	for (i = 0; i < 8; i++)
+		created[i] = (unsigned char)((uint64_t)(now - 86400) >>
+					     (8 * i));
+	raw_put("meta", "created", 7, created, 8);
+
+	/* Read-only: no uses, and nothing is created. */
+	c = open_opts(&ro);
+	PT_REQUIRE(pt_cache_get(c, e.key, &got, &err) == 0);
+	pt_cache_entry_release(&got);
+	PT_CHECK_INT(last_use(c, 1), 0);
+	PT_REQUIRE(pt_cache_uses_since(c, &since, &err) == 0);
+	PT_CHECK(since >= now);
+	pt_cache_close(c);
+	PT_CHECK(!raw_has_uses());
+
+	/* Writable: the database is made, and uses count from now (not from
+	 * the cache's creation a day ago). */
+	c = open_rw();
+	PT_CHECK(raw_has_uses());
+	PT_REQUIRE(pt_cache_uses_since(c, &since, &err) == 0);
+	PT_CHECK(since >= now && since <= now + 5);
+	PT_CHECK_INT(last_use(c, 1), 0);
+	PT_CHECK_INT(note(c, 1, now), 0);
+	PT_CHECK_INT(last_use(c, 1), now);
+	pt_cache_close(c);
+}
+
 PT_SUITE(cache,
 	 { "put_get_round_trip", put_get_round_trip },
 	 { "bad_model_is_refused", bad_model_is_refused },
@@ -1350,4 +1545,7 @@ PT_SUITE(cache,
 	 { "hit_touches_used_at", hit_touches_used_at },
 	 { "readonly_never_writes", readonly_never_writes },
 	 { "concurrent_processes", concurrent_processes },
-	 { "crash_mid_write", crash_mid_write });
+	 { "crash_mid_write", crash_mid_write },
+	 { "uses_noted_at_most_hourly", uses_noted_at_most_hourly },
+	 { "uses_outlive_eviction_not_clear", uses_outlive_eviction_not_clear },
+	 { "uses_in_a_cache_without_them", uses_in_a_cache_without_them });
