@@ -17,10 +17,10 @@
  * reverse, so neither always runs first. A replacement rewrites the cache
  * entry (same key) and the store file.
  */
-#define _DEFAULT_SOURCE /* gethostname */
 #include "pt_cli.h"
 #include "pt_cmd_retune.h"
 #include "pt_drv.h"
+#include "pt_lookup.h"
 
 #include "config.h"
 #include "protune/pt_cache.h"
@@ -241,46 +241,6 @@ out:
 
 /* Provenance of a retuned schedule, as protune-cc gives a tuned one
  * (doc/store.md), with mode=retune. */
-static int provenance(struct retune *r, const struct pt_model *m,
-		      struct pt_sched *s)
-{
-	char host[256] = "unknown";
-	size_t i;
-
-	if (gethostname(host, sizeof(host) - 1))
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = 0;
-	for (i = 0; host[i]; i++)
-		if (host[i] <= ' ' || host[i] > '~')
-			host[i] = '_';
-	if (pt_strvec_push(&s->meta, "mode=retune") ||
-	    pt_strvec_pushf(&s->meta, "generator=%s",
-			    m->generator && *m->generator ? m->generator :
-			    "-") ||
-	    pt_strvec_pushf(&s->meta, "function=%s",
-			    m->function && *m->function ? m->function : "-") ||
-	    pt_strvec_pushf(&s->meta, "target=%s", m->target) ||
-	    pt_strvec_pushf(&s->meta, "machine=%s", host) ||
-	    pt_strvec_pushf(&s->meta, "tuned_at=%lld",
-			    (long long)time(NULL)) ||
-	    pt_strvec_push(&s->meta, "protune=" PT_VERSION))
-		return PT_ENOMEM;
-	if (r->store) {
-		struct pt_strbuf commit = PT_STRBUF_INIT;
-		int dirty = 0, ret = 0;
-
-		if (!pt_store_provenance(r->store, &commit, &dirty, NULL) &&
-		    (pt_strvec_pushf(&s->meta, "source_commit=%s",
-				     commit.len ? commit.buf : "none") ||
-		     pt_strvec_pushf(&s->meta, "source_dirty=%s",
-				     dirty ? "yes" : "no")))
-			ret = PT_ENOMEM;
-		pt_strbuf_release(&commit);
-		return ret;
-	}
-	return 0;
-}
-
 /* Whether two schedules make the same decisions (meta aside). */
 static int same_decisions(const struct pt_sched *a, const struct pt_sched *b)
 {
@@ -431,7 +391,8 @@ static int retune_one(struct retune *r, const struct item *it, size_t idx)
 		fail = 0;
 		goto out;
 	}
-	if (provenance(r, m, tr.sched) || pt_sched_print(tr.sched, &text)) {
+	if (pt_lookup_provenance(r->store, "retune", m, tr.sched) ||
+	    pt_sched_print(tr.sched, &text)) {
 		pt_cli_fail("out of memory");
 		goto out;
 	}

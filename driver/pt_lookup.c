@@ -302,11 +302,10 @@ static void cache_store_hit(struct pt_lookup *lk, const struct pt_model *m,
 }
 
 /* The provenance a tuned schedule carries besides the tuner's own. */
-static int provenance(struct pt_lookup *lk, const struct pt_model *m,
-		      struct pt_sched *s)
+int pt_lookup_provenance(struct pt_store *store, const char *mode,
+			 const struct pt_model *m, struct pt_sched *s)
 {
 	char host[256] = "unknown";
-	const char *mode = pt_mode_name(lk->cfg->mode);
 	size_t i;
 
 	if (gethostname(host, sizeof(host) - 1))
@@ -327,11 +326,11 @@ static int provenance(struct pt_lookup *lk, const struct pt_model *m,
 			    (long long)time(NULL)) ||
 	    pt_strvec_push(&s->meta, "protune=" PT_VERSION))
 		return PT_ENOMEM;
-	if (lk->store) {
+	if (store) {
 		struct pt_strbuf commit = PT_STRBUF_INIT;
 		int dirty = 0;
 
-		if (!pt_store_provenance(lk->store, &commit, &dirty, NULL)) {
+		if (!pt_store_provenance(store, &commit, &dirty, NULL)) {
 			if (pt_strvec_pushf(&s->meta, "source_commit=%s",
 					    commit.len ? commit.buf : "none") ||
 			    pt_strvec_pushf(&s->meta, "source_dirty=%s",
@@ -593,7 +592,8 @@ static int tune_and_store(struct pt_lookup *lk, const struct pt_model *m,
 	r->iterations = tr.iterations;
 	r->measured_ms = tr.measured_ms;
 	pt_lookup_count(lk, "tuned", "tune", tr.elapsed_s * 1000.0);
-	if ((ret = provenance(lk, m, tr.sched))) {
+	if ((ret = pt_lookup_provenance(lk->store,
+					 pt_mode_name(lk->cfg->mode), m, tr.sched))) {
 		pt_tune_result_release(&tr);
 		return pt_error_set(err, ret, "out of memory");
 	}

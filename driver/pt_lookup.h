@@ -128,4 +128,10 @@ enum pt_reason pt_lookup_explain(struct pt_lookup *lk,
 void pt_lookup_count(struct pt_lookup *lk, const char *counter,
 		     const char *what, double ms);
 
+/* Append a tuned schedule's provenance meta entries (doc/store.md): mode,
+ * generator, function, target, machine, tuned_at, protune, and with a
+ * store (may be NULL) source_commit and source_dirty. 0 or PT_ENOMEM. */
+int pt_lookup_provenance(struct pt_store *store, const char *mode,
+			 const struct pt_model *m, struct pt_sched *s);
+
 #endif

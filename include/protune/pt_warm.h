@@ -50,9 +50,11 @@ int pt_warm_func_kept(const struct pt_warm *wm, int func);
 int pt_warm_func_open(const struct pt_warm *wm, int func);
 
 /* For st, a state of a space of m waiting for a decision of Func F: when
- * F is kept, write into `child` the child of st whose schedule agrees
- * best with the earlier schedule for F (and for the Func F is computed
- * at) and return 1; 0 when F is not kept (nothing written); a negative
+ * F is kept, write into `child` the next state of the path (a beam from
+ * st to a complete state, 16 wide) that agrees best with the earlier
+ * schedule over the kept Funcs, and return 1; the path is kept in the
+ * struct pt_warm and reused while st lies on it, so one thread at a time
+ * calls this; 0 when F is not kept (nothing written); a negative
  * PT_E* on error. The signature is pt_search_warm's `pick`, with the
  * struct pt_warm as ctx; `sp` must be the space pt_warm_bind() gave. */
 int pt_warm_pick(void *ctx, const struct pt_space_state *st,
