@@ -1325,46 +1325,82 @@ int pt_cache_del(struct pt_cache *c, const uint8_t key[16],
 
 /* --- iteration and lookups ------------------------------------------------ */
 
-int pt_cache_each(struct pt_cache *c, pt_cache_each_fn *fn, void *ctx,
-		  struct pt_error *err)
+/* One record of a scan: 0 to go on; anything else stops the scan, which
+ * returns it. */
+typedef int scan_fn(struct pt_cache *c, MDB_txn *txn, const MDB_val *k,
+		    const MDB_val *v, void *arg, struct pt_error *err);
+
+/* Run fn on the records of database db in a read transaction: on all of
+ * them in order, or with key, on those under it (a database of duplicate
+ * keys). `what` says what could not be read when the cursor fails. */
+static int scan(struct pt_cache *c, int db, const MDB_val *key, scan_fn *fn,
+		void *arg, const char *what, struct pt_error *err)
 {
+	MDB_cursor_op first = MDB_FIRST, next = MDB_NEXT;
 	MDB_txn *txn;
 	MDB_cursor *cur;
-	MDB_val k, v;
+	MDB_val k = { 0, NULL }, v;
 	int rc, ret;
 
+	if (key) {
+		k = *key;
+		first = MDB_SET;
+		next = MDB_NEXT_DUP;
+	}
 	ret = read_begin(c, &txn, err);
 	if (ret)
 		return ret;
-	rc = mdb_cursor_open(txn, c->dbi[DB_SCHED], &cur);
+	rc = mdb_cursor_open(txn, c->dbi[db], &cur);
 	if (rc) {
 		ret = lmdb_error(c, rc, "cannot open a cursor", err);
 		goto out;
 	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		struct pt_cache_entry e;
-
-		if (k.mv_size != 16) {
-			ret = pt_error_set(err, PT_EFORMAT,
-					   "%s: an entry key of %zu bytes",
-					   c->path, k.mv_size);
-			break;
-		}
-		ret = entry_decode(c, k.mv_data, &v, &e, err);
-		if (ret)
-			break;
-		ret = fn(ctx, &e);
-		pt_cache_entry_release(&e);
+	for (rc = mdb_cursor_get(cur, &k, &v, first); !rc;
+	     rc = mdb_cursor_get(cur, &k, &v, next)) {
+		ret = fn(c, txn, &k, &v, arg, err);
 		if (ret)
 			break;
 	}
-	if (rc && rc != MDB_NOTFOUND)
-		ret = lmdb_error(c, rc, "cannot read the entries", err);
+	if (!ret && rc && rc != MDB_NOTFOUND)
+		ret = lmdb_error(c, rc, what, err);
 	mdb_cursor_close(cur);
 out:
 	read_end(c, txn);
 	return ret;
+}
+
+struct each_arg {
+	pt_cache_each_fn *fn;
+	void *ctx;
+};
+
+static int each_row(struct pt_cache *c, MDB_txn *txn, const MDB_val *k,
+		    const MDB_val *v, void *arg, struct pt_error *err)
+{
+	struct each_arg *a = arg;
+	struct pt_cache_entry e;
+	int ret;
+
+	(void)txn;
+	if (k->mv_size != 16)
+		return pt_error_set(err, PT_EFORMAT,
+				    "%s: an entry key of %zu bytes", c->path,
+				    k->mv_size);
+	ret = entry_decode(c, k->mv_data, v, &e, err);
+	if (ret)
+		return ret;
+	ret = a->fn(a->ctx, &e);
+	pt_cache_entry_release(&e);
+	return ret;
+}
+
+int pt_cache_each(struct pt_cache *c, pt_cache_each_fn *fn, void *ctx,
+		  struct pt_error *err)
+{
+	struct each_arg a = { fn, ctx };
+
+	return scan(c, DB_SCHED, NULL, each_row, &a,
+		    "cannot read the entries", err);
 }
 
 struct similar {
@@ -1454,50 +1490,45 @@ int pt_cache_similar(struct pt_cache *c, const char *generator,
 	return ret;
 }
 
+struct stage_arg {
+	uint8_t *key;
+	int *func, *stage;
+};
+
+static int stage_row(struct pt_cache *c, MDB_txn *txn, const MDB_val *k,
+		     const MDB_val *v, void *arg, struct pt_error *err)
+{
+	struct stage_arg *a = arg;
+	MDB_val sk = { 16, v->mv_data }, sv;
+	const unsigned char *p = v->mv_data;
+
+	(void)k;
+	(void)err;
+	if (v->mv_size != STAGE_VAL ||
+	    mdb_get(txn, c->dbi[DB_SCHED], &sk, &sv))
+		return 0;  /* a stale index record */
+	memcpy(a->key, p, 16);
+	*a->func = (int)get_le(p + 16, 4);
+	*a->stage = (int)get_le(p + 20, 4);
+	return 1;  /* found */
+}
+
 int pt_cache_stage(struct pt_cache *c, const uint8_t stage_hash[16],
 		   uint8_t key[16], int *func, int *stage,
 		   struct pt_error *err)
 {
-	MDB_txn *txn;
-	MDB_cursor *cur;
-	MDB_val k = { 16, (void *)stage_hash }, v;
-	int rc, ret, found = 0;
+	struct stage_arg a = { key, func, stage };
+	MDB_val k = { 16, (void *)stage_hash };
+	char hex[33];
+	int ret;
 
-	ret = read_begin(c, &txn, err);
+	ret = scan(c, DB_STAGES, &k, stage_row, &a,
+		   "cannot read the stages index", err);
 	if (ret)
-		return ret;
-	rc = mdb_cursor_open(txn, c->dbi[DB_STAGES], &cur);
-	if (rc) {
-		ret = lmdb_error(c, rc, "cannot open a cursor", err);
-		goto out;
-	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET); !rc;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP)) {
-		MDB_val sk = { 16, v.mv_data }, sv;
-		const unsigned char *p = v.mv_data;
-
-		if (v.mv_size != STAGE_VAL ||
-		    mdb_get(txn, c->dbi[DB_SCHED], &sk, &sv))
-			continue;  /* a stale index record */
-		memcpy(key, p, 16);
-		*func = (int)get_le(p + 16, 4);
-		*stage = (int)get_le(p + 20, 4);
-		found = 1;
-		break;
-	}
-	if (!found && rc && rc != MDB_NOTFOUND)
-		ret = lmdb_error(c, rc, "cannot read the stages index", err);
-	else if (!found) {
-		char hex[33];
-
-		pt_hash_hex(stage_hash, hex);
-		ret = pt_error_set(err, PT_ENOTFOUND, "%s: no stage %s",
-				   c->path, hex);
-	}
-	mdb_cursor_close(cur);
-out:
-	read_end(c, txn);
-	return ret;
+		return ret > 0 ? 0 : ret;
+	pt_hash_hex(stage_hash, hex);
+	return pt_error_set(err, PT_ENOTFOUND, "%s: no stage %s", c->path,
+			    hex);
 }
 
 /* --- samples -------------------------------------------------------------- */
@@ -1537,63 +1568,55 @@ int pt_cache_add_sample(struct pt_cache *c, const struct pt_cache_sample *s,
 	return run_write(c, sample_txn, (void *)s, err);
 }
 
+struct sample_arg {
+	pt_cache_sample_fn *fn;
+	void *ctx;
+};
+
+static int sample_row(struct pt_cache *c, MDB_txn *txn, const MDB_val *k,
+		      const MDB_val *v, void *arg, struct pt_error *err)
+{
+	struct sample_arg *a = arg;
+	struct pt_cache_sample s;
+	struct rd r;
+	uint64_t ver, flags;
+	int ret;
+
+	(void)txn;
+	memset(&s, 0, sizeof(s));
+	if (k->mv_size != 24)
+		return pt_error_set(err, PT_EFORMAT,
+				    "%s: a sample key of %zu bytes", c->path,
+				    k->mv_size);
+	memcpy(s.key, k->mv_data, 16);
+	rd_init(&r, v);
+	ver = rd_int(&r, 2);
+	flags = rd_int(&r, 2);
+	s.median_ms = bits_dbl(rd_int(&r, 8));
+	s.at = (int64_t)rd_int(&r, 8);
+	if (!r.bad && ver != SAMPLE_VERSION)
+		r.bad = "unknown record version";
+	if (!r.bad && flags)
+		r.bad = "unknown flags";
+	ret = r.bad ? 0 : rd_str(&r, &s.sched);
+	rd_end(&r);
+	if (!ret && r.bad)
+		ret = bad_record(c, "sample of", s.key, r.bad, err);
+	else if (ret)
+		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
+	if (!ret)
+		ret = a->fn(a->ctx, &s);
+	pt_cache_sample_release(&s);
+	return ret;
+}
+
 int pt_cache_each_sample(struct pt_cache *c, pt_cache_sample_fn *fn,
 			 void *ctx, struct pt_error *err)
 {
-	MDB_txn *txn;
-	MDB_cursor *cur;
-	MDB_val k, v;
-	int rc, ret;
+	struct sample_arg a = { fn, ctx };
 
-	ret = read_begin(c, &txn, err);
-	if (ret)
-		return ret;
-	rc = mdb_cursor_open(txn, c->dbi[DB_SAMPLES], &cur);
-	if (rc) {
-		ret = lmdb_error(c, rc, "cannot open a cursor", err);
-		goto out;
-	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		struct pt_cache_sample s;
-		struct rd r;
-		uint64_t ver, flags;
-
-		memset(&s, 0, sizeof(s));
-		if (k.mv_size != 24) {
-			ret = pt_error_set(err, PT_EFORMAT,
-					   "%s: a sample key of %zu bytes",
-					   c->path, k.mv_size);
-			break;
-		}
-		memcpy(s.key, k.mv_data, 16);
-		rd_init(&r, &v);
-		ver = rd_int(&r, 2);
-		flags = rd_int(&r, 2);
-		s.median_ms = bits_dbl(rd_int(&r, 8));
-		s.at = (int64_t)rd_int(&r, 8);
-		if (!r.bad && ver != SAMPLE_VERSION)
-			r.bad = "unknown record version";
-		if (!r.bad && flags)
-			r.bad = "unknown flags";
-		ret = r.bad ? 0 : rd_str(&r, &s.sched);
-		rd_end(&r);
-		if (!ret && r.bad)
-			ret = bad_record(c, "sample of", s.key, r.bad, err);
-		else if (ret)
-			ret = pt_error_set(err, PT_ENOMEM, "out of memory");
-		if (!ret)
-			ret = fn(ctx, &s);
-		pt_cache_sample_release(&s);
-		if (ret)
-			break;
-	}
-	if (!ret && rc && rc != MDB_NOTFOUND)
-		ret = lmdb_error(c, rc, "cannot read the samples", err);
-	mdb_cursor_close(cur);
-out:
-	read_end(c, txn);
-	return ret;
+	return scan(c, DB_SAMPLES, NULL, sample_row, &a,
+		    "cannot read the samples", err);
 }
 
 /* --- statistics ----------------------------------------------------------- */
@@ -1653,43 +1676,34 @@ int pt_cache_stats_add(struct pt_cache *c, const char *const *names,
 	return run_write(c, stats_txn, &a, err);
 }
 
+struct stat_arg {
+	pt_cache_stat_fn *fn;
+	void *ctx;
+};
+
+static int stat_row(struct pt_cache *c, MDB_txn *txn, const MDB_val *k,
+		    const MDB_val *v, void *arg, struct pt_error *err)
+{
+	struct stat_arg *a = arg;
+	char name[512];
+
+	(void)txn;
+	if (k->mv_size >= sizeof(name) || v->mv_size != 8 ||
+	    memchr(k->mv_data, 0, k->mv_size))
+		return pt_error_set(err, PT_EFORMAT, "%s: a bad stat record",
+				    c->path);
+	memcpy(name, k->mv_data, k->mv_size);
+	name[k->mv_size] = '\0';
+	return a->fn(a->ctx, name, (int64_t)get_le(v->mv_data, 8));
+}
+
 int pt_cache_stats(struct pt_cache *c, pt_cache_stat_fn *fn, void *ctx,
 		   struct pt_error *err)
 {
-	char name[512];
-	MDB_txn *txn;
-	MDB_cursor *cur;
-	MDB_val k, v;
-	int rc, ret;
+	struct stat_arg a = { fn, ctx };
 
-	ret = read_begin(c, &txn, err);
-	if (ret)
-		return ret;
-	rc = mdb_cursor_open(txn, c->dbi[DB_STATS], &cur);
-	if (rc) {
-		ret = lmdb_error(c, rc, "cannot open a cursor", err);
-		goto out;
-	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (k.mv_size >= sizeof(name) || v.mv_size != 8 ||
-		    memchr(k.mv_data, 0, k.mv_size)) {
-			ret = pt_error_set(err, PT_EFORMAT,
-					   "%s: a bad stat record", c->path);
-			break;
-		}
-		memcpy(name, k.mv_data, k.mv_size);
-		name[k.mv_size] = '\0';
-		ret = fn(ctx, name, (int64_t)get_le(v.mv_data, 8));
-		if (ret)
-			break;
-	}
-	if (!ret && rc && rc != MDB_NOTFOUND)
-		ret = lmdb_error(c, rc, "cannot read the counters", err);
-	mdb_cursor_close(cur);
-out:
-	read_end(c, txn);
-	return ret;
+	return scan(c, DB_STATS, NULL, stat_row, &a,
+		    "cannot read the counters", err);
 }
 
 static int drop_txn(struct pt_cache *c, MDB_txn *txn, void *arg,

@@ -188,6 +188,104 @@ struct pt_stage *pt_model_stage(const struct pt_model *m, int func, int stage)
 	return &m->stages[f->first_stage + stage];
 }
 
+/* A whole number, perhaps negative, at *p: 1 and *p past it, or 0. */
+static int literal(const char **p)
+{
+	const char *s = *p;
+
+	if (*s == '-')
+		s++;
+	if (!(*s >= '0' && *s <= '9'))
+		return 0;
+	while (*s >= '0' && *s <= '9')
+		s++;
+	*p = s;
+	return 1;
+}
+
+int pt_stage_rvar_constant(const struct pt_stage *st, int index)
+{
+	const char *p = NULL, *q;
+	char want[24];
+
+	if (!st->def)
+		return 0;
+	for (q = st->def; (q = strstr(q, " rdom ")); q++)
+		p = q;
+	if (!p)
+		return 0;
+	snprintf(want, sizeof(want), " r%d(", index);
+	p = strstr(p + 5, want);
+	if (!p)
+		return 0;
+	p += strlen(want);
+	if (!literal(&p) || strncmp(p, ", ", 2))
+		return 0;
+	p += 2;
+	return literal(&p) && *p == ')';
+}
+
+int pt_halide_name_match(const char *dimname, const char *name)
+{
+	size_t a, b;
+
+	if (!dimname)
+		return 0;
+	if (!strcmp(dimname, name))
+		return 1;
+	a = strlen(dimname);
+	b = strlen(name);
+	return a > b && dimname[a - b - 1] == '.' &&
+		!strcmp(dimname + a - b, name);
+}
+
+/* Does the coordinate depend on the consumer's region, i.e. can computing
+ * more of the consumer make it read more of the producer? */
+static int coord_follows_region(const struct pt_stage *st,
+				const struct pt_coord *c)
+{
+	int d;
+
+	if (c->has_clamp_min && c->has_clamp_max)
+		return 0;
+	if (!c->affine || !c->coef)
+		return 1;
+	for (d = 0; d < st->ndims; d++)
+		if (!st->dims[d].is_rvar && c->coef[d].num != 0)
+			return 1;
+	return 0;
+}
+
+void pt_model_exact_funcs(const struct pt_model *m, unsigned char *exact)
+{
+	int f, i, j, k;
+
+	for (f = 0; f < m->nfuncs; f++) {
+		const struct pt_func *fn = &m->funcs[f];
+
+		exact[f] = fn->is_output ? 1 : 0;
+		for (i = 0; i < fn->nstages && !exact[f]; i++) {
+			const struct pt_stage *st =
+				&m->stages[fn->first_stage + i];
+
+			for (j = 0; j < st->naccesses && !exact[f]; j++) {
+				const struct pt_access *a = &st->accesses[j];
+
+				if (a->is_store)
+					continue;
+				if (a->kind == PT_ACCESS_FUNC &&
+				    (a->producer < 0 || a->producer >= f ||
+				     !exact[a->producer]))
+					continue;
+				for (k = 0; k < a->ncoords; k++)
+					if (coord_follows_region(st,
+							&a->coords[k]))
+						exact[f] = 1;
+			}
+		}
+	}
+}
+
 
 /* --- types and rationals ------------------------------------------------- */
 

@@ -8,9 +8,11 @@
  * stage where one is concerned, and the reason.
  */
 #include "protune/pt_sched.h"
+#include "protune/pt_strided.h"
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,22 +149,6 @@ static int valid_name(const char *s)
 	return 1;
 }
 
-/* Halide matches a short name against a dim's whole name or the last part
- * of a qualified one ("x.xo"). */
-static int halide_name_match(const char *dimname, const char *name)
-{
-	size_t a, b;
-
-	if (!dimname)
-		return 0;
-	if (!strcmp(dimname, name))
-		return 1;
-	a = strlen(dimname);
-	b = strlen(name);
-	return a > b && dimname[a - b - 1] == '.' &&
-		!strcmp(dimname + a - b, name);
-}
-
 /* The Halide name of a dim of any stage of Func f that `name` would clash
  * with, or NULL. */
 static const char *label_clash(const struct pt_model *m, int f,
@@ -175,50 +161,10 @@ static const char *label_clash(const struct pt_model *m, int f,
 		const struct pt_stage *st = model_stage(m, f, i);
 
 		for (j = 0; j < st->ndims; j++)
-			if (halide_name_match(st->dims[j].label, name))
+			if (pt_halide_name_match(st->dims[j].label, name))
 				return st->dims[j].label;
 	}
 	return NULL;
-}
-
-/* Does RVar `index` of the stage have literal bounds in the canonical
- * definition text (" rdom r0(1, 255) r1(0, i0.extent.0)"), so that its
- * loop has a constant extent Halide can unroll? Anything else, including
- * text in another form, counts as not constant. */
-static int literal(const char **p)
-{
-	const char *s = *p;
-
-	if (*s == '-')
-		s++;
-	if (!(*s >= '0' && *s <= '9'))
-		return 0;
-	while (*s >= '0' && *s <= '9')
-		s++;
-	*p = s;
-	return 1;
-}
-
-static int rvar_constant(const struct pt_stage *st, int index)
-{
-	const char *p = NULL, *q;
-	char want[24];
-
-	if (!st->def)
-		return 0;
-	for (q = st->def; (q = strstr(q, " rdom ")); q++)
-		p = q;
-	if (!p)
-		return 0;
-	snprintf(want, sizeof(want), " r%d(", index);
-	p = strstr(p + 5, want);
-	if (!p)
-		return 0;
-	p += strlen(want);
-	if (!literal(&p) || strncmp(p, ", ", 2))
-		return 0;
-	p += 2;
-	return literal(&p) && *p == ')';
 }
 
 static int find_loop(const struct xnest *x, const char *name)
@@ -594,8 +540,8 @@ static int replay(const struct pt_model *m, const struct pt_sched *s, int f,
 		l->orig = i;
 		l->is_rvar = dim->is_rvar;
 		l->extent = dim->extent;
-		l->const_extent = dim->is_rvar && rvar_constant(stage,
-								 dim->index);
+		l->const_extent = dim->is_rvar &&
+			pt_stage_rvar_constant(stage, dim->index);
 		l->kind = PT_LOOP_SERIAL;
 		l->tail = -1;
 	}
@@ -748,56 +694,6 @@ struct state {
 				   * bound each dim of its buffer (rule 6) */
 	struct bctx *broot;       /* the root context of ibound (rule 6) */
 };
-
-/* Does the coordinate depend on the consumer's region, i.e. can computing
- * more of the consumer make it read more of the producer? */
-static int coord_follows_region(const struct pt_stage *st,
-				const struct pt_coord *c)
-{
-	int d;
-
-	if (c->has_clamp_min && c->has_clamp_max)
-		return 0;
-	if (!c->affine || !c->coef)
-		return 1;
-	for (d = 0; d < st->ndims; d++)
-		if (!st->dims[d].is_rvar && c->coef[d].num != 0)
-			return 1;
-	return 0;
-}
-
-/* Funcs whose computed region must stay exact: outputs, and Funcs that
- * read, with coordinates that follow their own region, an input buffer or
- * a Func that must stay exact. Computing more of them than the pipeline
- * needs would touch outside the exact-size input or output buffers. */
-static void find_exact(const struct pt_model *m, unsigned char *exact)
-{
-	int f, i, j, k;
-
-	for (f = 0; f < m->nfuncs; f++) {
-		const struct pt_func *fn = &m->funcs[f];
-
-		exact[f] = fn->is_output ? 1 : 0;
-		for (i = 0; i < fn->nstages && !exact[f]; i++) {
-			const struct pt_stage *st = model_stage(m, f, i);
-
-			for (j = 0; j < st->naccesses && !exact[f]; j++) {
-				const struct pt_access *a = &st->accesses[j];
-
-				if (a->is_store)
-					continue;
-				if (a->kind == PT_ACCESS_FUNC &&
-				    (a->producer < 0 || a->producer >= f ||
-				     !exact[a->producer]))
-					continue;
-				for (k = 0; k < a->ncoords; k++)
-					if (coord_follows_region(st,
-							&a->coords[k]))
-						exact[f] = 1;
-			}
-		}
-	}
-}
 
 static int is_inlined(const struct state *S, int f)
 {
@@ -1402,11 +1298,14 @@ struct octx {
 	struct pform **memo;  /* per Func: its coordinates, once known */
 };
 
-/* n forms of nb coefficients each, in one block, all points at 0. */
-static struct pform *forms_new(int n, int nb)
+/* n forms (structs of `size` bytes whose `double *` member at offset
+ * `coef` points to their coefficients), then nb coefficients for each, in
+ * one zeroed block for free(); NULL when out of memory. The three analyses
+ * of rule 6 keep their forms so. */
+static void *forms_alloc(int n, int nb, size_t size, size_t coef)
 {
-	size_t one = sizeof(struct pform) + (size_t)nb * sizeof(double);
-	struct pform *p;
+	size_t one = size + (size_t)nb * sizeof(double);
+	char *p;
 	double *c;
 	int i;
 
@@ -1415,10 +1314,20 @@ static struct pform *forms_new(int n, int nb)
 	p = calloc((size_t)n, one);
 	if (!p)
 		return NULL;
-	c = (double *)(void *)(p + n);
-	for (i = 0; i < n; i++)
-		p[i].coef = c + (size_t)i * (size_t)nb;
+	c = (double *)(void *)(p + (size_t)n * size);
+	for (i = 0; i < n; i++) {
+		double *ci = c + (size_t)i * (size_t)nb;
+
+		memcpy(p + (size_t)i * size + coef, &ci, sizeof(ci));
+	}
 	return p;
+}
+
+/* n forms of nb coefficients each, in one block, all points at 0. */
+static struct pform *forms_new(int n, int nb)
+{
+	return forms_alloc(n, nb, sizeof(struct pform),
+			   offsetof(struct pform, coef));
 }
 
 static void form_copy(struct pform *to, const struct pform *from, int nb)
@@ -1841,21 +1750,15 @@ struct bctx {
 /* n forms of nb coefficients each, in one block, all the fixed point 0. */
 static struct bform *bforms_new(int n, int nb)
 {
-	size_t one = sizeof(struct bform) + (size_t)nb * sizeof(double);
 	struct bform *p;
-	double *c;
 	int i;
 
 	if (n < 1)
 		n = 1;
-	p = calloc((size_t)n, one);
-	if (!p)
-		return NULL;
-	c = (double *)(void *)(p + n);
-	for (i = 0; i < n; i++) {
-		p[i].coef = c + (size_t)i * (size_t)nb;
+	p = forms_alloc(n, nb, sizeof(struct bform),
+			offsetof(struct bform, coef));
+	for (i = 0; p && i < n; i++)
 		p[i].fixed = p[i].known = 1;
-	}
 	return p;
 }
 
@@ -2108,7 +2011,7 @@ static const struct bform *bsite_region(struct bctx *c, int h)
 			} else if (dim->is_rvar) {
 				/* The whole RDom in every instance of g. */
 				dims[d].loose = 1;
-				if (rvar_constant(st, dim->index))
+				if (pt_stage_rvar_constant(st, dim->index))
 					dims[d].spread = dim->extent > 1 ?
 						(double)dim->extent - 1 : 0;
 				else
@@ -2426,33 +2329,8 @@ static int check_unrolled_tail(struct state *S, int f, struct pt_error *err)
 
 /* --- rule 6: strided loads at constant addresses -------------------------- */
 
-/* A coordinate of Func f as the site Func's last stage reads it, through
- * inlined Funcs: affine in that stage's dims (coef) plus an offset in
- * [lo, hi], or `bad` when Halide's index for it is no affine expression
- * (a clamp, a data-dependent value). */
-struct cform {
-	int bad;
-	double lo, hi;
-	double *coef;  /* nb entries */
-};
-
-/* How the reads of dim k of f move with dim d of the site's stage: all
- * by one fraction p/q with floors of one residue a (state 1), or not
- * (2). */
-struct cstep {
-	int state;
-	long long p, q, a;
-};
-
-/* What f's buffer looks like along one dim, from the site's reads. */
-struct cdim {
-	int state;     /* 0 no read seen, 1 reads line up, 2 they do not
-			* (different coefficients: no constant extent), 3
-			* unknown (a clamp, a loop we cannot size) */
-	int frac;      /* a fraction on the way: floors */
-	double lo, hi; /* the reads' offsets, over the instance */
-	double *coef;  /* the first read's coefficients */
-};
+/* The analysis itself is pt_strided.c's, shared with the schedule space;
+ * here the reads of f are walked, and noted or judged one by one. */
 
 /* What the walk over the site's reads of f needs. */
 struct cctx {
@@ -2464,33 +2342,25 @@ struct cctx {
 	const double *span;      /* per dim of j: its points in the instance;
 				  * 0 when they vary (a guard tail), -1 when
 				  * no constant is known */
-	struct cdim *cd;         /* per dim of f */
-	struct cstep *cs;        /* [k * nb + d] */
+	struct pt_strided_dim *cd;   /* per dim of f */
+	struct pt_strided_step *cs;  /* [k * nb + d] */
 	double *elo, *ehi;       /* per dim of f: its buffer's extent */
 	double *nhi;             /* ... before f's own round tail */
 	unsigned char *konst;    /* ... may be a compile-time constant */
+	unsigned char *rbad;     /* the read at hand: per dim of f */
+	double *rlo, *rhi;
+	struct pt_strided_coef *rcoef;  /* [k * nb + d] */
 	double smin, smax;       /* the refused read's stride (out) */
 };
 
-static struct cform *cforms_new(int n, int nb)
+static struct pt_strided_form *cforms_new(int n, int nb)
 {
-	size_t one = sizeof(struct cform) + (size_t)nb * sizeof(double);
-	struct cform *p;
-	double *c;
-	int i;
-
-	if (n < 1)
-		n = 1;
-	p = calloc((size_t)n, one);
-	if (!p)
-		return NULL;
-	c = (double *)(void *)(p + n);
-	for (i = 0; i < n; i++)
-		p[i].coef = c + (size_t)i * (size_t)nb;
-	return p;
+	return forms_alloc(n, nb, sizeof(struct pt_strided_form),
+			   offsetof(struct pt_strided_form, coef));
 }
 
-static void form_ccopy(struct cform *to, const struct cform *from, int nb)
+static void form_ccopy(struct pt_strided_form *to,
+		       const struct pt_strided_form *from, int nb)
 {
 	to->bad = from->bad;
 	to->lo = from->lo;
@@ -2498,215 +2368,34 @@ static void form_ccopy(struct cform *to, const struct cform *from, int nb)
 	memcpy(to->coef, from->coef, (size_t)nb * sizeof(double));
 }
 
-/* Coordinate co of stage st, whose dims are dims[]. */
-static void ccoord(int nb, const struct pt_stage *st,
-		   const struct pt_coord *co, const struct cform *dims,
-		   struct cform *out)
+/* Note one read of f (coordinates cf[]; co[] its own coordinates when it
+ * is the site stage's own access) into what f's buffer looks like, or
+ * judge it: 1 when it is refused, else 0. */
+static int one_read(struct cctx *c, const struct pt_strided_form *cf,
+		    const struct pt_coord *co)
 {
-	int d, b;
+	int n = c->S->m->funcs[c->f].nargs;
+	struct pt_strided_read r;
 
-	out->bad = 0;
-	out->lo = out->hi = 0;
-	memset(out->coef, 0, (size_t)nb * sizeof(double));
-	if (co->has_clamp_min && co->has_clamp_max &&
-	    co->clamp_min == co->clamp_max) {
-		out->lo = out->hi = (double)co->clamp_min;
-		return;  /* one constant point */
-	}
-	if (!co->affine || !co->coef || co->has_clamp_min ||
-	    co->has_clamp_max) {
-		/* Halide's index then holds a min, a max or a load: it knows
-		 * no constant for it, and a vector of it is no ramp. */
-		out->bad = 1;
-		return;
-	}
-	out->lo = rat_value(co->off_min);
-	out->hi = rat_value(co->off_max);
-	for (d = 0; d < st->ndims; d++) {
-		double k;
-
-		if (!co->coef[d].num)
-			continue;
-		if (dims[d].bad) {
-			out->bad = 1;
-			return;
-		}
-		k = rat_value(co->coef[d]);
-		out->lo += k * (k > 0 ? dims[d].lo : dims[d].hi);
-		out->hi += k * (k > 0 ? dims[d].hi : dims[d].lo);
-		for (b = 0; b < nb; b++)
-			out->coef[b] += k * dims[d].coef[b];
-	}
-}
-
-/* k as p/q in lowest terms with q <= 64; 0 when it is no such fraction. */
-static int as_fraction(double k, long long *p, long long *q)
-{
-	long long i;
-
-	for (i = 1; i <= 64; i++) {
-		double v = k * (double)i;
-
-		if (v > -1e9 && v < 1e9 && (double)(long long)v == v) {
-			*p = (long long)v;
-			*q = i;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Add one read (coordinates cf[]; co[] its own coordinates when it is
- * the site stage's own access) to what f's buffer looks like. The reads
- * of a dim line up when they move alike with the site's dims; over the
- * instance they then span their offsets plus the dims' points. A
- * fraction p/q of a dim is floor((p * x + a) / q) to Halide; a plain
- * floor has offsets [(a - q + 1) / q, a / q], and any other one (a floor
- * plus terms in x % q, as in interpolate) is taken to be bounded by
- * floors of residue 0 plus whole numbers, as Halide bounds x % q by
- * [0, q - 1]. */
-static void note_read(struct cctx *c, const struct cform *cf,
-		      const struct pt_coord *co)
-{
-	int n = c->S->m->funcs[c->f].nargs, k, d;
-
-	for (k = 0; k < n; k++) {
-		struct cdim *e = &c->cd[k];
-		double lo = cf[k].lo, hi = cf[k].hi;
-		int unknown = cf[k].bad, varies = 0;
-
-		for (d = 0; d < c->nb && !unknown; d++) {
-			struct cstep *s = &c->cs[(size_t)k * c->nb + d];
-			double v = cf[k].coef[d], sp = c->span[d];
-			long long p = 0, q = 1, r = 0;
-
-			if (v == 0)
-				continue;
-			if (sp < 0)
-				unknown = 1;
-			else if (sp == 0)
-				varies = 1;
-			else if (v > 0)
-				hi += v * (sp - 1);
-			else
-				lo += v * (sp - 1);
-			if (!as_fraction(v, &p, &q)) {
-				unknown = 1;
-				break;
-			}
-			if (q > 1) {
-				e->frac = 1;
-				if (co && co[k].affine) {
-					double h = rat_value(co[k].off_max);
-					double wd = h - rat_value(co[k].off_min);
-					double x = h * (double)q;
-					double want = (double)(q - 1) / q;
-
-					if (wd > want - 1e-9 &&
-					    wd < want + 1e-9 && x > -1e9 &&
-					    x < 1e9 && (double)(long long)x == x)
-						r = (((long long)x % q) + q) % q;
-				} else {
-					s->state = 2;  /* composed: unknown */
-				}
-			}
-			if (!s->state) {
-				s->state = 1;
-				s->p = p;
-				s->q = q;
-				s->a = r;
-			} else if (s->p != p || s->q != q || s->a != r) {
-				s->state = 2;
-			}
-		}
-		if (unknown) {
-			e->state = 3;
-			continue;
-		}
-		if (e->state == 3)
-			continue;
-		if (varies)
-			e->state = 2;
-		if (e->state == 2)
-			continue;
-		if (!e->state) {
-			e->state = 1;
-			e->lo = lo;
-			e->hi = hi;
-			memcpy(e->coef, cf[k].coef,
-			       (size_t)c->nb * sizeof(double));
-			continue;
-		}
-		for (d = 0; d < c->nb; d++)
-			if (e->coef[d] != cf[k].coef[d])
-				e->state = 2;
-		if (lo < e->lo)
-			e->lo = lo;
-		if (hi > e->hi)
-			e->hi = hi;
-	}
-}
-
-/* Is one read of f (coordinates cf[]) a strided vector load at a
- * compile-time constant address that Halide 14 gets wrong? */
-static int bad_read(struct cctx *c, const struct cform *cf)
-{
-	int n = c->S->m->funcs[c->f].nargs, k, i, d, top = -1, rem = 0;
-	double smin = 0, smax = 0, slo, shi;
-	long long p, q;
-
-	for (k = 0; k < n; k++) {
-		if (cf[k].bad)
-			return 0;
-		for (d = 0; d < c->nb && d < 64; d++)
-			if (cf[k].coef[d] != 0 && ((c->moving >> d) & 1))
-				return 0;  /* it moves with a loop */
-	}
-	for (k = 0; k < n; k++) {
-		double a;
-
-		if (cf[k].coef[c->vd] == 0)
-			continue;
-		/* A fraction p/q: Halide splits the vector into q
-		 * interleaved ones that step by p. */
-		if (!as_fraction(cf[k].coef[c->vd], &p, &q))
-			return 0;  /* no ramp: a gather */
-		a = (double)p;
-		/* The buffer's stride of dim k: a constant only when every
-		 * dim inside it has a constant extent. */
-		for (i = 0, slo = shi = 1; i < k; i++) {
-			if (!c->konst[i])
-				return 0;
-			slo *= c->elo[i];
-			shi *= c->ehi[i];
-		}
-		smin += a > 0 ? a * slo : a * shi;
-		smax += a > 0 ? a * shi : a * slo;
-		top = k;
-		if (a >= 2 || a <= -2)
-			rem = 1;
-	}
-	if (top < 0 || smax < 2 || smin > 4)
+	pt_strided_read_of(n, c->nb, cf, co, 0, c->rbad, c->rlo, c->rhi,
+			   c->rcoef);
+	r.bad = c->rbad;
+	r.lo = c->rlo;
+	r.hi = c->rhi;
+	r.coef = c->rcoef;
+	if (c->collect) {
+		pt_strided_note(c->cd, c->cs, n, c->nb, c->span, &r);
 		return 0;
-	/* Only a load that does not start at a multiple of the stride goes
-	 * wrong: one that reads within the inner dims away from their
-	 * first element (they may hold two points or more before f rounds
-	 * them up), or steps by more than one along a dim. */
-	for (i = 0; i < top && !rem; i++)
-		if (c->nhi[i] >= 2)
-			rem = 1;
-	if (!rem)
-		return 0;
-	c->smin = smin < 2 ? 2 : smin;
-	c->smax = smax > 4 ? 4 : smax;
-	return 1;
+	}
+	return pt_strided_bad(&r, n, c->nb, c->vd, c->moving, c->konst,
+			      c->elo, c->ehi, c->nhi, &c->smin, &c->smax);
 }
 
 /* Walk what stage st (dims[]) reads of f, directly or through inlined
  * Funcs (inl[] marks them), noting or judging each read: 1 when a read
  * is refused, 0, or PT_ENOMEM. */
 static int cwalk(struct cctx *c, const unsigned char *inl,
-		 const struct pt_stage *st, const struct cform *dims,
+		 const struct pt_stage *st, const struct pt_strided_form *dims,
 		 int depth)
 {
 	const struct pt_model *m = c->S->m;
@@ -2715,7 +2404,7 @@ static int cwalk(struct cctx *c, const unsigned char *inl,
 	for (i = 0; i < st->naccesses && !ret; i++) {
 		const struct pt_access *a = &st->accesses[i];
 		const struct pt_stage *ps;
-		struct cform *cf, *pd;
+		struct pt_strided_form *cf, *pd;
 		int p = a->producer;
 
 		if (a->kind != PT_ACCESS_FUNC || a->is_store || p < c->f ||
@@ -2731,12 +2420,10 @@ static int cwalk(struct cctx *c, const unsigned char *inl,
 		if (!cf)
 			return PT_ENOMEM;
 		for (k = 0; k < a->ncoords; k++)
-			ccoord(c->nb, st, &a->coords[k], dims, &cf[k]);
+			pt_strided_form_of(c->nb, st, &a->coords[k], dims,
+					   &cf[k]);
 		if (p == c->f) {
-			if (c->collect)
-				note_read(c, cf, depth ? NULL : a->coords);
-			else
-				ret = bad_read(c, cf);
+			ret = one_read(c, cf, depth ? NULL : a->coords);
 			free(cf);
 			continue;
 		}
@@ -2758,44 +2445,6 @@ static int cwalk(struct cctx *c, const unsigned char *inl,
 		free(cf);
 	}
 	return ret;
-}
-
-/* What f's buffer looks like (c->konst, c->elo, c->ehi), from the notes
- * of the site's reads: along a dim whose reads line up, their span over
- * the instance plus one point, and a fraction's floors may add one more.
- * Halide folds such an extent to a constant unless a fraction p/q of a
- * dim of e + 1 points leaves floor((x + e * p) / q) - floor(x / q) to
- * the parity of x (e * p not a multiple of q, the floors all of one
- * residue). Reads that do not line up make an extent that varies; an
- * unknown one may be any constant. */
-static void csummary(struct cctx *c)
-{
-	int n = c->S->m->funcs[c->f].nargs, k, d;
-
-	for (k = 0; k < n; k++) {
-		const struct cdim *e = &c->cd[k];
-		double w = e->hi - e->lo;
-
-		c->konst[k] = 1;
-		c->elo[k] = 1;
-		c->ehi[k] = BIG;
-		if (e->state == 2) {
-			c->konst[k] = 0;
-			continue;
-		}
-		if (e->state != 1)
-			continue;
-		c->elo[k] = floor(w + 1e-9) + 1;
-		c->ehi[k] = e->frac ? ceil(w - 1e-9) + 1 : c->elo[k];
-		for (d = 0; d < c->nb; d++) {
-			const struct cstep *s = &c->cs[(size_t)k * c->nb + d];
-			double sp = c->span[d];
-
-			if (s->state == 1 && s->q >= 2 && sp >= 2 &&
-			    sp < 1e15 && ((long long)(sp - 1) * s->p) % s->q)
-				c->konst[k] = 0;
-		}
-	}
 }
 
 /* The extent of dim k of f's buffer after f's own round tail on the
@@ -2843,7 +2492,7 @@ static int check_const_strided(struct state *S, int f, struct pt_error *err)
 	const struct xnest *x =
 		&S->nests[m->funcs[j].first_stage + last_stage(m, j)];
 	int store = S->site_pos[f], sidx;
-	struct cform *dims = NULL;
+	struct pt_strided_form *dims = NULL;
 	unsigned char *inl = NULL;
 	double *span = NULL, *cdc = NULL;
 	struct cctx c;
@@ -2886,8 +2535,13 @@ static int check_const_strided(struct state *S, int f, struct pt_error *err)
 	c.ehi = calloc((size_t)n, sizeof(double));
 	c.nhi = calloc((size_t)n, sizeof(double));
 	c.konst = calloc((size_t)n, 1);
+	c.rbad = calloc((size_t)n, 1);
+	c.rlo = calloc((size_t)n, sizeof(double));
+	c.rhi = calloc((size_t)n, sizeof(double));
+	c.rcoef = calloc((size_t)n * (size_t)c.nb + 1, sizeof(*c.rcoef));
 	if (!span || !inl || !dims || !c.cd || !cdc || !c.cs || !c.elo ||
-	    !c.ehi || !c.nhi || !c.konst) {
+	    !c.ehi || !c.nhi || !c.konst || !c.rbad || !c.rlo || !c.rhi ||
+	    !c.rcoef) {
 		ret = PT_ENOMEM;
 		goto out;
 	}
@@ -2929,7 +2583,7 @@ static int check_const_strided(struct state *S, int f, struct pt_error *err)
 	}
 	if (ret)
 		goto out;
-	csummary(&c);
+	pt_strided_extents(c.cd, c.cs, n, c.nb, span, c.konst, c.elo, c.ehi);
 	for (k = 0; k < n; k++) {
 		c.nhi[k] = c.ehi[k];
 		c.elo[k] = rounded(S, f, k, c.elo[k]);
@@ -2947,6 +2601,10 @@ out:
 	free(c.ehi);
 	free(c.nhi);
 	free(c.konst);
+	free(c.rbad);
+	free(c.rlo);
+	free(c.rhi);
+	free(c.rcoef);
 	if (ret < 0)
 		return oom(err);
 	if (!ret)
@@ -3120,7 +2778,7 @@ int pt_sched_check(const struct pt_model *m, const struct pt_sched *s,
 		ret = oom(err);
 		goto out;
 	}
-	find_exact(m, S.exact);
+	pt_model_exact_funcs(m, S.exact);
 	r.exact = S.exact;
 	for (f = 0; f < m->nfuncs && !ret; f++)
 		for (i = 0; i < m->funcs[f].nstages && !ret; i++)

@@ -84,51 +84,6 @@ static int64_t dim_extent(const struct pt_dim *d)
 	return d->extent > 0 ? d->extent : 1;
 }
 
-/* The same analysis as pt_sched_check's rule 7: Funcs whose region must
- * stay exact (outputs, and Funcs reading an input buffer, or such a Func,
- * with coordinates that follow their own region). */
-static int coord_follows_region(const struct pt_stage *st,
-				const struct pt_coord *c)
-{
-	int d;
-
-	if (c->has_clamp_min && c->has_clamp_max)
-		return 0;
-	if (!c->affine || !c->coef)
-		return 1;
-	for (d = 0; d < st->ndims; d++)
-		if (!st->dims[d].is_rvar && c->coef[d].num != 0)
-			return 1;
-	return 0;
-}
-
-static void find_exact(const struct pt_model *m, unsigned char *exact)
-{
-	int f, i, j, k;
-
-	for (f = 0; f < m->nfuncs; f++) {
-		exact[f] = m->funcs[f].is_output ? 1 : 0;
-		for (i = 0; i < m->funcs[f].nstages && !exact[f]; i++) {
-			const struct pt_stage *st = mstage(m, f, i);
-
-			for (j = 0; j < st->naccesses && !exact[f]; j++) {
-				const struct pt_access *a = &st->accesses[j];
-
-				if (a->is_store)
-					continue;
-				if (a->kind == PT_ACCESS_FUNC &&
-				    (a->producer < 0 || a->producer >= f ||
-				     !exact[a->producer]))
-					continue;
-				for (k = 0; k < a->ncoords; k++)
-					if (coord_follows_region(st,
-							&a->coords[k]))
-						exact[f] = 1;
-			}
-		}
-	}
-}
-
 static int narrowest_bits(const struct pt_func *fn)
 {
 	int i, bits = 64;
@@ -160,46 +115,6 @@ int pt_model_vector_lanes(const struct pt_model *m, int bits)
 		bits = 8;  /* bools are stored and vectorized as bytes */
 	lanes = vbits / bits;
 	return lanes > 1 ? lanes : 1;
-}
-
-/* Does RVar `index` of the stage have literal bounds in the canonical
- * definition text (" rdom r0(1, 255) r1(0, i0.extent.0)"), so that its
- * loop has a constant extent Halide can unroll? Anything else, including
- * text in another form, counts as not constant. */
-static int literal(const char **p)
-{
-	const char *s = *p;
-
-	if (*s == '-')
-		s++;
-	if (!(*s >= '0' && *s <= '9'))
-		return 0;
-	while (*s >= '0' && *s <= '9')
-		s++;
-	*p = s;
-	return 1;
-}
-
-static int rvar_constant(const struct pt_stage *st, int index)
-{
-	const char *p = NULL, *q;
-	char want[24];
-
-	if (!st->def)
-		return 0;
-	for (q = st->def; (q = strstr(q, " rdom ")); q++)
-		p = q;
-	if (!p)
-		return 0;
-	snprintf(want, sizeof(want), " r%d(", index);
-	p = strstr(p + 5, want);
-	if (!p)
-		return 0;
-	p += strlen(want);
-	if (!literal(&p) || strncmp(p, ", ", 2))
-		return 0;
-	p += 2;
-	return literal(&p) && *p == ')';
 }
 
 static double stage_ops(const struct pt_stage *st)
@@ -246,20 +161,6 @@ struct sbuild {
 	int failed;       /* out of memory */
 };
 
-static int halide_name_match(const char *dimname, const char *name)
-{
-	size_t a, b;
-
-	if (!dimname)
-		return 0;
-	if (!strcmp(dimname, name))
-		return 1;
-	a = strlen(dimname);
-	b = strlen(name);
-	return a > b && dimname[a - b - 1] == '.' &&
-		!strcmp(dimname + a - b, name);
-}
-
 static int name_free(const struct sbuild *b, const char *name)
 {
 	const struct pt_func *fn = &b->m->funcs[b->f];
@@ -280,7 +181,7 @@ static int name_free(const struct sbuild *b, const char *name)
 		const struct pt_stage *s2 = mstage(b->m, b->f, i);
 
 		for (j = 0; j < s2->ndims; j++)
-			if (halide_name_match(s2->dims[j].label, name))
+			if (pt_halide_name_match(s2->dims[j].label, name))
 				return 0;
 	}
 	return 1;
@@ -452,8 +353,8 @@ static int random_stage(const struct pt_model *m, struct pt_sched *s,
 		l->dim = i;
 		l->is_rvar = stage->dims[i].is_rvar;
 		l->extent = dim_extent(&stage->dims[i]);
-		l->cons = l->is_rvar && rvar_constant(stage,
-						      stage->dims[i].index);
+		l->cons = l->is_rvar &&
+			pt_stage_rvar_constant(stage, stage->dims[i].index);
 	}
 	root = s->funcs[f].compute == PT_COMPUTE_ROOT;
 	lanes = pt_model_vector_lanes(m, narrowest_bits(&m->funcs[f]));
@@ -1336,7 +1237,7 @@ struct pt_sched *pt_randsched(const struct pt_model *m, uint64_t seed)
 	if (!g.exact || !g.inst || !g.reg ||
 	    add_meta_seed(g.s, "random", seed, 1))
 		goto fail;
-	find_exact(m, g.exact);
+	pt_model_exact_funcs(m, g.exact);
 	for (f = m->nfuncs - 1; f >= 0; f--) {
 		struct pt_sched_func *sf = &g.s->funcs[f];
 

@@ -27,6 +27,7 @@
  */
 #include "protune/pt_space.h"
 #include "protune/pt_randsched.h"
+#include "protune/pt_strided.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -236,26 +237,12 @@ struct ninfo {
 	int64_t pfac[MAXARGS][MAXSPLIT];  /* factor of split k + 1 */
 };
 
-/* Rule 6 (strided loads at constant addresses, below): the reads of a
- * Func by a site's Func, composed once (struct rcache, of struct crd), and
- * how each dim of the Func moves with the site's dims (struct cstep). */
+/* Rule 6 (strided loads at constant addresses, below; the analysis is
+ * pt_strided.c's): the reads of a Func by a site's Func, composed once
+ * (struct rcache, of struct crd). */
 struct crd {
-	uint8_t bad[MAXARGS];
-	int8_t res[MAXARGS];
+	unsigned char bad[MAXARGS];
 	double lo[MAXARGS], hi[MAXARGS];
-};
-
-/* A coordinate while reads are composed (through inlined Funcs). */
-struct cform {
-	int bad;
-	double lo, hi;
-	double *coef;
-};
-
-/* A coefficient, and as a fraction p/q (q 0: none with q <= 64). */
-struct cco {
-	double v;
-	int32_t p, q;
 };
 
 struct rcache {
@@ -263,17 +250,11 @@ struct rcache {
 	int cap, cnb;         /* room: cap reads of cnb dims */
 	unsigned char *inl;   /* nfuncs: the inlined Funcs it was made for */
 	struct crd *r;
-	struct cco *coef;     /* [read][k][d]: cap * MAXARGS * cnb */
-	struct cform *fpool;  /* scratch for composing, a stack: fcap forms */
+	struct pt_strided_coef *coef;  /* [read][k][d]: cap * MAXARGS * cnb */
+	struct pt_strided_form *fpool; /* scratch for composing, a stack:
+					* fcap forms */
 	double *dpool;        /* ... of dcap coefficients */
 	int ftop, fcap, dtop, dcap;
-};
-
-/* How the reads of f's dim k move with j's dim d: all by one fraction
- * p/q with floors of one residue a (state 1), or not (2). */
-struct cstep {
-	int state;
-	long long p, q, a;
 };
 
 struct pt_space_work {
@@ -290,7 +271,7 @@ struct pt_space_work {
 	unsigned char *blk;    /* one stage block */
 	struct pt_space_state *child;
 	struct rcache *cr;     /* rule 6: reads of a Func by a site's Func */
-	struct cstep *cs;      /* rule 6: MAXARGS * (maxdims + 1) */
+	struct pt_strided_step *cs;  /* rule 6: MAXARGS * (maxdims + 1) */
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -1666,9 +1647,9 @@ static int site_eval(const struct pt_space *sp,
 /* n forms of nb coefficients from the scratch stack, zeroed; NULL when
  * it is full (it holds the deepest composition: see pt_space_work_new).
  * Popped by restoring ftop and dtop. */
-static struct cform *cforms_push(struct rcache *rc, int n, int nb)
+static struct pt_strided_form *cforms_push(struct rcache *rc, int n, int nb)
 {
-	struct cform *p = rc->fpool + rc->ftop;
+	struct pt_strided_form *p = rc->fpool + rc->ftop;
 	int i;
 
 	if (n < 1)
@@ -1686,84 +1667,16 @@ static struct cform *cforms_push(struct rcache *rc, int n, int nb)
 	return p;
 }
 
-static void ccoord(int nb, const struct pt_stage *ms,
-		   const struct pt_coord *co, const struct cform *dims,
-		   struct cform *out)
-{
-	int d, b;
-
-	out->bad = 0;
-	out->lo = out->hi = 0;
-	memset(out->coef, 0, (size_t)nb * sizeof(double));
-	if (co->has_clamp_min && co->has_clamp_max &&
-	    co->clamp_min == co->clamp_max) {
-		out->lo = out->hi = (double)co->clamp_min;
-		return;
-	}
-	if (!co->affine || !co->coef || co->has_clamp_min ||
-	    co->has_clamp_max) {
-		out->bad = 1;
-		return;
-	}
-	out->lo = rat(co->off_min);
-	out->hi = rat(co->off_max);
-	for (d = 0; d < ms->ndims; d++) {
-		double k;
-
-		if (!co->coef[d].num)
-			continue;
-		if (dims[d].bad) {
-			out->bad = 1;
-			return;
-		}
-		k = rat(co->coef[d]);
-		out->lo += k * (k > 0 ? dims[d].lo : dims[d].hi);
-		out->hi += k * (k > 0 ? dims[d].hi : dims[d].lo);
-		for (b = 0; b < nb; b++)
-			out->coef[b] += k * dims[d].coef[b];
-	}
-}
-
-static int as_fraction(double k, long long *p, long long *q)
-{
-	long long i;
-
-	for (i = 1; i <= 64; i++) {
-		double v = k * (double)i;
-
-		if (v > -1e9 && v < 1e9 && (double)(long long)v == v) {
-			*p = (long long)v;
-			*q = i;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* The residue a of a plain floor floor((p x + a) / q), whose offsets are
- * [(a - q + 1) / q, a / q]; 0 for any other form. */
-static int floor_residue(const struct pt_coord *co, long long q)
-{
-	double h = rat(co->off_max), wd = h - rat(co->off_min);
-	double x = h * (double)q, want = (double)(q - 1) / (double)q;
-
-	if (wd > want - 1e-9 && wd < want + 1e-9 && x > -1e9 && x < 1e9 &&
-	    (double)(long long)x == x)
-		return (int)((((long long)x % q) + q) % q);
-	return 0;
-}
-
 /* Append one read (cf[], from access a at depth 0) to the cache. */
-static int cr_add(struct rcache *rc, int n, const struct cform *cf,
+static int cr_add(struct rcache *rc, int n, const struct pt_strided_form *cf,
 		  const struct pt_access *a, int depth)
 {
 	struct crd *e;
-	int k;
 
 	if (rc->n == rc->cap) {
 		int cap = rc->cap ? 2 * rc->cap : 16;
 		struct crd *r = realloc(rc->r, (size_t)cap * sizeof(*r));
-		struct cco *c;
+		struct pt_strided_coef *c;
 
 		if (!r)
 			return PT_ENOMEM;
@@ -1777,30 +1690,11 @@ static int cr_add(struct rcache *rc, int n, const struct cform *cf,
 	}
 	e = &rc->r[rc->n];
 	memset(e, 0, sizeof(*e));
-	for (k = 0; k < n; k++) {
-		struct cco *co = rc->coef + ((size_t)rc->n * MAXARGS +
-					     (size_t)k) * (size_t)rc->nb;
-		long long p, q;
-		int d, fr = 0;
-
-		e->bad[k] = (uint8_t)cf[k].bad;
-		e->lo[k] = cf[k].lo;
-		e->hi[k] = cf[k].hi;
-		for (d = 0; d < rc->nb; d++) {
-			co[d].v = cf[k].bad ? 0 : cf[k].coef[d];
-			co[d].p = co[d].q = 0;
-			if (co[d].v == 0 || !as_fraction(co[d].v, &p, &q) ||
-			    p > INT32_MAX || p < -INT32_MAX)
-				continue;
-			co[d].p = (int32_t)p;
-			co[d].q = (int32_t)q;
-			/* The check takes each fraction's residue on its
-			 * own: one fraction in a coordinate, or unknown. */
-			if (q > 1)
-				e->res[k] = (int8_t)(depth || !a || fr++ ? -1 :
-					floor_residue(&a->coords[k], q));
-		}
-	}
+	/* The residue of each fraction: one fraction in a coordinate, or
+	 * unknown (a little stricter than the check). */
+	pt_strided_read_of(n, rc->nb, cf, depth || !a ? NULL : a->coords, 1,
+			   e->bad, e->lo, e->hi,
+			   rc->coef + (size_t)rc->n * MAXARGS * (size_t)rc->nb);
 	rc->n++;
 	return 0;
 }
@@ -1808,7 +1702,7 @@ static int cr_add(struct rcache *rc, int n, const struct cform *cf,
 /* Compose what stage ms (dims[]) reads of f into the cache. */
 static int cr_walk(const struct pt_space *sp, const struct pt_space_state *st,
 		   struct rcache *rc, int f, const struct pt_stage *ms,
-		   const struct cform *dims, int depth)
+		   const struct pt_strided_form *dims, int depth)
 {
 	const struct pt_model *m = sp->m;
 	int i, k, d, ret = 0;
@@ -1816,7 +1710,7 @@ static int cr_walk(const struct pt_space *sp, const struct pt_space_state *st,
 	for (i = 0; i < ms->naccesses && !ret; i++) {
 		const struct pt_access *a = &ms->accesses[i];
 		const struct pt_stage *ps;
-		struct cform *cf, *pd;
+		struct pt_strided_form *cf, *pd;
 		int p = a->producer, ftop = rc->ftop, dtop = rc->dtop;
 
 		if (a->kind != PT_ACCESS_FUNC || a->is_store || p < f ||
@@ -1840,7 +1734,8 @@ static int cr_walk(const struct pt_space *sp, const struct pt_space_state *st,
 		if (!cf)
 			return PT_ENOMEM;
 		for (k = 0; k < a->ncoords; k++)
-			ccoord(rc->nb, ms, &a->coords[k], dims, &cf[k]);
+			pt_strided_form_of(rc->nb, ms, &a->coords[k], dims,
+					   &cf[k]);
 		if (p == f) {
 			ret = cr_add(rc, sp->fn[f].nargs, cf, a, depth);
 			rc->ftop = ftop;
@@ -1852,7 +1747,7 @@ static int cr_walk(const struct pt_space *sp, const struct pt_space_state *st,
 		if (!pd)
 			return PT_ENOMEM;
 		for (d = 0; d < ps->ndims; d++) {
-			const struct cform *from;
+			const struct pt_strided_form *from;
 
 			if (ps->dims[d].is_rvar ||
 			    ps->dims[d].index >= a->ncoords) {
@@ -1881,7 +1776,7 @@ static const struct rcache *cr_get(const struct pt_space *sp,
 {
 	struct rcache *rc = w->cr;
 	const struct pt_stage *ms = sp->sg[sj].ms;
-	struct cform *dims;
+	struct pt_strided_form *dims;
 	int i, d, same;
 
 	same = rc->valid && rc->f == f && rc->j == j;
@@ -1914,171 +1809,39 @@ static const struct rcache *cr_get(const struct pt_space *sp,
 	return rc;
 }
 
-/* f's buffer along dim k: state 1 reads line up, 2 its extent varies, 3
- * unknown. */
-struct cdim {
-	int state, frac;
-	double lo, hi;
-	const struct cco *coef;
-};
-
-/* f's buffer per dim, from the cached reads and the points of j's dims
- * in the instance (span: 0 varies, -1 unknown): konst, elo, ehi as
- * pt_sched_check's csummary() finds them. */
-static void cr_extents(const struct rcache *rc, int n, const double *span,
-		       struct cstep *cs, unsigned char *konst, double *elo,
-		       double *ehi)
+/* Read r of the cache. */
+static struct pt_strided_read cr_read(const struct rcache *rc, int r)
 {
-	struct cdim cd[MAXARGS];
-	int r, k, d, nb = rc->nb;
+	struct pt_strided_read x;
 
-	memset(cd, 0, sizeof(cd));
-	memset(cs, 0, (size_t)n * (size_t)nb * sizeof(*cs));
-	for (r = 0; r < rc->n; r++) {
-		const struct crd *e = &rc->r[r];
-
-		for (k = 0; k < n; k++) {
-			const struct cco *co = rc->coef + ((size_t)r * MAXARGS +
-				(size_t)k) * (size_t)nb;
-			struct cdim *c = &cd[k];
-			double lo = e->lo[k], hi = e->hi[k];
-			int unknown = e->bad[k], varies = 0;
-
-			for (d = 0; d < nb && !unknown; d++) {
-				struct cstep *s = &cs[(size_t)k * nb + d];
-				double v = co[d].v, sp = span[d];
-				long long p = co[d].p, q = co[d].q, a = 0;
-
-				if (v == 0)
-					continue;
-				if (sp < 0)
-					unknown = 1;
-				else if (sp == 0)
-					varies = 1;
-				else if (v > 0)
-					hi += v * (sp - 1);
-				else
-					lo += v * (sp - 1);
-				if (!q) {
-					unknown = 1;
-					break;
-				}
-				if (q > 1) {
-					c->frac = 1;
-					if (e->res[k] < 0)
-						s->state = 2;
-					a = e->res[k];
-				}
-				if (!s->state) {
-					s->state = 1;
-					s->p = p;
-					s->q = q;
-					s->a = a;
-				} else if (s->p != p || s->q != q ||
-					   s->a != a) {
-					s->state = 2;
-				}
-			}
-			if (unknown) {
-				c->state = 3;
-				continue;
-			}
-			if (c->state == 3)
-				continue;
-			if (varies)
-				c->state = 2;
-			if (c->state == 2)
-				continue;
-			if (!c->state) {
-				c->state = 1;
-				c->lo = lo;
-				c->hi = hi;
-				c->coef = co;
-				continue;
-			}
-			for (d = 0; d < nb; d++)
-				if (c->coef[d].v != co[d].v)
-					c->state = 2;
-			if (lo < c->lo)
-				c->lo = lo;
-			if (hi > c->hi)
-				c->hi = hi;
-		}
-	}
-	for (k = 0; k < n; k++) {
-		const struct cdim *c = &cd[k];
-		double wd = c->hi - c->lo;
-
-		konst[k] = 1;
-		elo[k] = 1;
-		ehi[k] = 1e300;
-		if (c->state == 2) {
-			konst[k] = 0;
-			continue;
-		}
-		if (c->state != 1)
-			continue;
-		elo[k] = floor(wd + 1e-9) + 1;
-		ehi[k] = c->frac ? ceil(wd - 1e-9) + 1 : elo[k];
-		for (d = 0; d < nb; d++) {
-			const struct cstep *s = &cs[(size_t)k * nb + d];
-			double sp = span[d];
-
-			if (s->state == 1 && s->q >= 2 && sp >= 2 &&
-			    sp < 1e15 && ((long long)(sp - 1) * s->p) % s->q)
-				konst[k] = 0;
-		}
-	}
+	x.bad = rc->r[r].bad;
+	x.lo = rc->r[r].lo;
+	x.hi = rc->r[r].hi;
+	x.coef = rc->coef + (size_t)r * MAXARGS * (size_t)rc->nb;
+	return x;
 }
 
-/* Is read r a strided vector load (along j's dim vd) at a constant
- * address that the check refuses? */
-static int cr_bad(const struct rcache *rc, int r, int n, int vd,
-		  uint64_t moving, const unsigned char *konst,
-		  const double *elo, const double *ehi)
+/* f's buffer per dim, from the cached reads and the points of j's dims
+ * in the instance (span: 0 varies, -1 unknown): konst, elo, ehi as the
+ * check finds them. */
+static void cr_extents(const struct rcache *rc, int n, const double *span,
+		       struct pt_strided_step *cs, unsigned char *konst,
+		       double *elo, double *ehi)
 {
-	const struct crd *e = &rc->r[r];
-	int k, i, d, nb = rc->nb, top = -1, rem = 0;
-	double smin = 0, smax = 0, slo, shi;
+	struct pt_strided_dim cd[MAXARGS];
+	double cdc[MAXARGS * 64];
+	int r, k, nb = rc->nb;
 
-	for (k = 0; k < n; k++) {
-		const struct cco *co = rc->coef + ((size_t)r * MAXARGS +
-						   (size_t)k) * (size_t)nb;
+	memset(cd, 0, sizeof(cd));
+	for (k = 0; k < n; k++)
+		cd[k].coef = cdc + (size_t)k * (size_t)nb;
+	memset(cs, 0, (size_t)n * (size_t)nb * sizeof(*cs));
+	for (r = 0; r < rc->n; r++) {
+		struct pt_strided_read x = cr_read(rc, r);
 
-		if (e->bad[k])
-			return 0;
-		for (d = 0; d < nb && d < 64; d++)
-			if (co[d].v != 0 && ((moving >> d) & 1))
-				return 0;
+		pt_strided_note(cd, cs, n, nb, span, &x);
 	}
-	for (k = 0; k < n; k++) {
-		const struct cco *co = rc->coef + ((size_t)r * MAXARGS +
-			(size_t)k) * (size_t)nb + (size_t)vd;
-		double a;
-
-		if (co->v == 0)
-			continue;
-		if (!co->q)
-			return 0;
-		a = (double)co->p;
-		for (i = 0, slo = shi = 1; i < k; i++) {
-			if (!konst[i])
-				return 0;
-			slo *= elo[i];
-			shi *= ehi[i];
-		}
-		smin += a > 0 ? a * slo : a * shi;
-		smax += a > 0 ? a * shi : a * slo;
-		top = k;
-		if (a >= 2 || a <= -2)
-			rem = 1;
-	}
-	if (top < 0 || smax < 2 || smin > 4)
-		return 0;
-	for (i = 0; i < top && !rem; i++)
-		if (ehi[i] >= 2)
-			rem = 1;
-	return rem;
+	pt_strided_extents(cd, cs, n, nb, span, konst, elo, ehi);
 }
 
 /* Can stage s read f, directly or through inlined Funcs, in a way the
@@ -2245,9 +2008,14 @@ static int const_strided(const struct pt_space *sp,
 	} else {
 		cr_extents(rc, na, span, w->cs, konst, elo, ehi);
 	}
-	for (r = 0; r < rc->n; r++)
-		if (cr_bad(rc, r, na, vd, moving, konst, elo, ehi))
+	for (r = 0; r < rc->n; r++) {
+		struct pt_strided_read x = cr_read(rc, r);
+
+		/* No rounding here: later decisions may change the tails. */
+		if (pt_strided_bad(&x, na, nb, vd, moving, konst, elo, ehi, ehi,
+				   NULL, NULL))
 			return 1;
+	}
 	return 0;
 }
 

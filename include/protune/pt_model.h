@@ -208,6 +208,25 @@ int pt_stage_canonicalize(struct pt_stage *s);
 /* Find things by position. pt_model_stage() returns NULL when out of range. */
 struct pt_stage *pt_model_stage(const struct pt_model *m, int func, int stage);
 
+/* Does RVar `index` of the stage have literal bounds in its canonical
+ * definition text (" rdom r0(1, 255) r1(0, i0.extent.0)"), so that its
+ * loop has a constant extent Halide can unroll? 1 or 0; anything else,
+ * including text in another form or no text, counts as not constant. */
+int pt_stage_rvar_constant(const struct pt_stage *st, int index);
+
+/* Would Halide take `name` for the dim called dimname (a label, NULL for
+ * none)? It matches a short name against a dim's whole name or the last
+ * part of a qualified one ("x.xo"). 1 or 0. */
+int pt_halide_name_match(const char *dimname, const char *name);
+
+/* Mark in exact[] (one byte per Func, 1 or 0) the Funcs whose computed
+ * region must stay exact (doc/schedule-legality.md, rule 7): outputs, and
+ * Funcs that read, with coordinates that follow their own region, an input
+ * buffer or a Func that must stay exact. Computing more of them than the
+ * pipeline needs would touch outside the exact-size input or output
+ * buffers. */
+void pt_model_exact_funcs(const struct pt_model *m, unsigned char *exact);
+
 /* Check the invariants the printer and every consumer rely on (indices in
  * range, producers before consumers, dims named once, ...). The parser calls
  * it; the adapter should too. */
