@@ -47,9 +47,11 @@ static void usage(FILE *f)
 	      "unchanged.\n"
 	      "\n"
 	      "Settings (also PROTUNE_* variables and config files; see\n"
-	      "`protune config`): --cache-dir= --store-dir= --budget= --decision-time=\n"
-	      "--mode=normal|readonly|frozen|retune|off --seed= --threads=\n"
-	      "--measure=on|off --log-file= --max-size=\n"
+	      "protune.conf(5), and `protune config` for their values):\n"
+	      "  --cache-dir=DIR --store-dir=DIR|off --budget=S --decision-time=S\n"
+	      "  --mode=normal|readonly|frozen|retune|off\n"
+	      "  --search=mcts|beam|greedy|random --seed=N --threads=N\n"
+	      "  --measure=on|off --log-file=FILE --max-size=BYTES\n"
 	      "\n"
 	      "--serve answers one ProTune plugin session on stdin and stdout\n"
 	      "(the plugin starts it). See protune-cc(1).\n", f);
@@ -214,9 +216,15 @@ static int serve(const struct pt_config *cfg)
 	/* A plugin that dies must give us EPIPE, not kill us silently. */
 	signal(SIGPIPE, SIG_IGN);
 	if (cfg->mode != PT_MODE_OFF) {
-		/* stderr is the generator's: no live progress there. */
-		lookup_open(&lk, cfg, pt_drv_plugin_path(&plugin, NULL) ? NULL :
-			    plugin.buf, &mo, 0);
+		/* The plugin is loaded already; its path is for measuring
+		 * candidates. stderr is the generator's: no live progress
+		 * there. */
+		int no_plugin = pt_drv_plugin_path(&plugin, &err);
+
+		if (no_plugin && cfg->measure)
+			fprintf(stderr, NAME ": warning: %s; not measuring\n",
+				err.msg);
+		lookup_open(&lk, cfg, no_plugin ? NULL : plugin.buf, &mo, 0);
 		so.answer = pt_lookup_answer;
 		so.ctx = &lk;
 	} else {
@@ -236,9 +244,9 @@ int main(int argc, char **argv)
 	struct pt_config cfg;
 	struct pt_genargs ga = PT_GENARGS_INIT;
 	struct pt_strbuf plugin = PT_STRBUF_INIT;
-	struct pt_error err = PT_ERROR_INIT;
+	struct pt_error err = PT_ERROR_INIT, perr = PT_ERROR_INIT;
 	struct pt_strvec rest = PT_STRVEC_INIT;
-	int first, ret;
+	int first, ret, no_plugin;
 
 	if (argc < 2) {
 		usage(stderr);
@@ -284,8 +292,12 @@ int main(int argc, char **argv)
 	if (cfg.mode == PT_MODE_OFF)
 		return pass_through(argv + first);
 
-	if (pt_drv_plugin_path(&plugin, &err)) {
-		fprintf(stderr, NAME ": %s\n", err.msg);
+	/* The plugin's path, for the rewrite; a command that is not tuned
+	 * runs without it. */
+	no_plugin = pt_drv_plugin_path(&plugin, &perr);
+	if (no_plugin == PT_ENOMEM || (!plugin.len &&
+	    pt_strbuf_addstr(&plugin, "libprotune_halide.so"))) {
+		fprintf(stderr, NAME ": out of memory\n");
 		return 1;
 	}
 	ret = pt_genargs_parse(argc - first, argv + first, plugin.buf,
@@ -306,6 +318,19 @@ int main(int argc, char **argv)
 		pt_genargs_release(&ga);
 		pt_strbuf_release(&plugin);
 		return pass_through(argv + first);
+	}
+	/* No plugin: say so before the generator runs (Halide would only
+	 * say "Failed to load"). An unreadable PROTUNE_PLUGIN is a bad
+	 * setting, like the others; a missing default an incomplete
+	 * install. */
+	if (no_plugin) {
+		const char *v = getenv("PROTUNE_PLUGIN");
+
+		fprintf(stderr, NAME ": %s\n", perr.msg);
+		pt_genargs_release(&ga);
+		pt_strbuf_release(&plugin);
+		pt_config_release(&cfg);
+		return v && *v ? 2 : 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	ret = run_tuned(&cfg, &ga, plugin.buf);

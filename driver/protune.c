@@ -9,6 +9,7 @@
  *   protune cpp MODEL SCHED       the schedule as Halide C++
  *   protune measure MODEL SCHED [--runs N] [--min-time S] [--keep]
  *                   [--cache-dir D] [--plugin P] [--no-check] [-v]
+ *                   [--reference RUNGEN]
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
  */
@@ -38,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -515,15 +517,26 @@ static int cache_dir(const struct args *a, struct pt_strbuf *out)
 }
 
 /* --plugin, else $PROTUNE_PLUGIN, else ../lib/libprotune_halide.so next to
- * this binary. */
+ * this binary. A path (with a '/') must be a readable file: the generator
+ * would only say "Failed to load". */
 static int plugin_path(const struct args *a, struct pt_strbuf *out)
 {
 	struct pt_error err = PT_ERROR_INIT;
+	struct stat st;
 
-	if (a->plugin)
-		return pt_strbuf_addstr(out, a->plugin) ? pt_cli_fail("out of memory") : 0;
-	if (pt_drv_plugin_path(out, &err))
-		return pt_cli_fail("%s", err.msg);
+	if (!a->plugin)
+		return pt_drv_plugin_path(out, &err) ?
+			pt_cli_fail("%s", err.msg) : 0;
+	if (pt_strbuf_addstr(out, a->plugin))
+		return pt_cli_fail("out of memory");
+	if (!strchr(a->plugin, '/'))
+		return 0;
+	if (stat(a->plugin, &st) || access(a->plugin, R_OK))
+		return pt_cli_fail("--plugin: '%s': cannot read the plugin: %s",
+				   a->plugin, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return pt_cli_fail("--plugin: '%s': cannot read the plugin: not a regular file",
+				   a->plugin);
 	return 0;
 }
 
@@ -595,8 +608,9 @@ static const struct command commands[] = {
 	  "space MODEL [--seed N] [--children] [--bench N]", cmd_space },
 	{ "cpp", 2, 0, "cpp MODEL SCHED", cmd_cpp },
 	{ "measure", 2, OPT_MEASURE,
-	  "measure MODEL SCHED [--runs N] [--min-time S] [--keep] "
-	  "[--cache-dir DIR] [--plugin SO] [--no-check] [-v]", cmd_measure },
+	  "measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
+	  "       [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
+	  "       [--reference RUNGEN]", cmd_measure },
 	{ NULL, 0, 0, NULL, NULL }
 };
 

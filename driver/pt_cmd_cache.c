@@ -28,6 +28,22 @@
 
 #define NAME "protune"
 
+/* The usages, each with the settings every command takes. */
+#define SETTINGS "[--SETTING=VALUE...]"
+#define USAGE_CONFIG "config " SETTINGS
+#define USAGE_STATS "stats " SETTINGS
+#define USAGE_ZERO_STATS "zero-stats " SETTINGS
+#define USAGE_LS "ls [GENERATOR|KEY-PREFIX] " SETTINGS
+#define USAGE_SHOW "show KEY-PREFIX [--cpp | --text] " SETTINGS
+#define USAGE_EXPORT "export DIR " SETTINGS
+#define USAGE_IMPORT "import DIR " SETTINGS
+#define USAGE_COMMIT "commit [-m MESSAGE | --message=MESSAGE] " SETTINGS
+#define USAGE_GC "gc [--size=BYTES] [--unused-days=N] " SETTINGS "\n" \
+	"       protune gc --unreferenced[=DAYS] [--dry-run] " SETTINGS "\n" \
+	"       protune gc --since=UNIXTIME [--dry-run] " SETTINGS
+#define USAGE_CLEAR "clear [--force] " SETTINGS
+#define USAGE_EXPLAIN "explain " SETTINGS " GENERATOR [ARGS...]"
+
 struct ctx {
 	struct pt_config cfg;
 	struct pt_strvec args;   /* the command's own arguments */
@@ -106,7 +122,7 @@ static int cmd_config(struct ctx *c)
 	int ret = 0;
 
 	if (c->args.nr)
-		return usage_fail("config [--SETTING=VALUE...]",
+		return usage_fail(USAGE_CONFIG,
 				  "unexpected argument '%s'", c->args.v[0]);
 	if (pt_config_print(&c->cfg, &out))
 		return pt_cli_fail("out of memory");
@@ -140,7 +156,7 @@ static int cmd_stats(struct ctx *c)
 	long nfiles = 0;
 
 	if (c->args.nr)
-		return usage_fail("stats", "unexpected argument '%s'",
+		return usage_fail(USAGE_STATS, "unexpected argument '%s'",
 				  c->args.v[0]);
 	if (need_cache(c, 1, 0) || need_store(c, 0))
 		return 1;
@@ -181,7 +197,7 @@ static int cmd_zero_stats(struct ctx *c)
 	struct pt_error e = PT_ERROR_INIT;
 
 	if (c->args.nr)
-		return usage_fail("zero-stats", "unexpected argument '%s'",
+		return usage_fail(USAGE_ZERO_STATS, "unexpected argument '%s'",
 				  c->args.v[0]);
 	if (need_cache(c, 0, 1))
 		return 1;
@@ -236,7 +252,7 @@ static int cmd_ls(struct ctx *c)
 	struct pt_error e = PT_ERROR_INIT;
 
 	if (c->args.nr > 1)
-		return usage_fail("ls [GENERATOR|KEY-PREFIX]",
+		return usage_fail(USAGE_LS,
 				  "unexpected argument '%s'", c->args.v[1]);
 	if (c->args.nr)
 		l.pattern = c->args.v[0];
@@ -303,7 +319,7 @@ static int read_file(const char *path, struct pt_strbuf *out)
 
 static int cmd_show(struct ctx *c)
 {
-	const char *usage = "show KEY-PREFIX [--cpp | --text]";
+	const char *usage = USAGE_SHOW;
 	struct find_ctx f;
 	struct pt_error e = PT_ERROR_INIT;
 	struct pt_cache_entry ce;
@@ -475,7 +491,7 @@ static int cmd_export(struct ctx *c)
 	struct pt_error e = PT_ERROR_INIT;
 
 	if (c->args.nr != 1)
-		return usage_fail("export DIR", "%s", "give one directory");
+		return usage_fail(USAGE_EXPORT, "%s", "give one directory");
 	x.dir = c->args.v[0];
 	if (mkdirs(x.dir))
 		return pt_cli_fail("cannot create %s: %s", x.dir, strerror(errno));
@@ -570,7 +586,7 @@ static int cmd_import(struct ctx *c)
 	int n = 0, bad = 0;
 
 	if (c->args.nr != 1)
-		return usage_fail("import DIR", "%s", "give one directory");
+		return usage_fail(USAGE_IMPORT, "%s", "give one directory");
 	if (need_cache(c, 0, 1))
 		return 1;
 	if (!(d = opendir(c->args.v[0])))
@@ -611,7 +627,7 @@ static int cmd_commit(struct ctx *c)
 		else if (!strncmp(c->args.v[i], "--message=", 10))
 			msg = c->args.v[i] + 10;
 		else
-			return usage_fail("commit [-m MESSAGE]",
+			return usage_fail(USAGE_COMMIT,
 					  "unexpected argument '%s'",
 					  c->args.v[i]);
 	}
@@ -651,8 +667,6 @@ static int parse_size(const char *s, uint64_t *out)
 
 /* --- gc --unreferenced ----------------------------------------------------- */
 
-#define GC_USAGE "gc [--size=BYTES] [--unused-days=N]\n" \
-	"       protune gc --unreferenced[=DAYS] [--since=UNIXTIME] [--dry-run]"
 #define UNREF_DAYS 30
 
 struct sfile {
@@ -860,7 +874,7 @@ out:
 
 static int cmd_gc(struct ctx *c)
 {
-	const char *usage = GC_USAGE;
+	const char *usage = USAGE_GC;
 	uint64_t size = c->cfg.max_size, removed = 0;
 	int64_t since = 0, now = (int64_t)time(NULL), unref_since = 0;
 	struct pt_error e = PT_ERROR_INIT;
@@ -942,7 +956,7 @@ static int cmd_clear(struct ctx *c)
 	if (c->args.nr == 1 && !strcmp(c->args.v[0], "--force"))
 		force = 1;
 	else if (c->args.nr)
-		return usage_fail("clear [--force]", "unexpected argument '%s'",
+		return usage_fail(USAGE_CLEAR, "unexpected argument '%s'",
 				  c->args.v[0]);
 	if (force) {
 		/* Without opening: the way out of a corrupt cache or one of
@@ -999,7 +1013,7 @@ static int cmd_explain(struct ctx *c)
 	size_t i;
 
 	if (!c->args.nr)
-		return usage_fail("explain GENERATOR [ARGS...]", "%s",
+		return usage_fail(USAGE_EXPLAIN, "%s",
 				  "give the generator command");
 	if (pt_drv_plugin_path(&plugin, &e))
 		return pt_cli_fail("%s", e.msg);
@@ -1080,17 +1094,17 @@ static const struct {
 	int stop_at_arg;   /* the rest is a command line (explain) */
 	const char *usage;
 } cmds[] = {
-	{ "config", cmd_config, 0, "config" },
-	{ "stats", cmd_stats, 0, "stats" },
-	{ "zero-stats", cmd_zero_stats, 0, "zero-stats" },
-	{ "ls", cmd_ls, 0, "ls [GENERATOR|KEY-PREFIX]" },
-	{ "show", cmd_show, 0, "show KEY-PREFIX [--cpp | --text]" },
-	{ "export", cmd_export, 0, "export DIR" },
-	{ "import", cmd_import, 0, "import DIR" },
-	{ "commit", cmd_commit, 0, "commit [-m MESSAGE]" },
-	{ "gc", cmd_gc, 0, GC_USAGE },
-	{ "clear", cmd_clear, 0, "clear [--force]" },
-	{ "explain", cmd_explain, 1, "explain GENERATOR [ARGS...]" },
+	{ "config", cmd_config, 0, USAGE_CONFIG },
+	{ "stats", cmd_stats, 0, USAGE_STATS },
+	{ "zero-stats", cmd_zero_stats, 0, USAGE_ZERO_STATS },
+	{ "ls", cmd_ls, 0, USAGE_LS },
+	{ "show", cmd_show, 0, USAGE_SHOW },
+	{ "export", cmd_export, 0, USAGE_EXPORT },
+	{ "import", cmd_import, 0, USAGE_IMPORT },
+	{ "commit", cmd_commit, 0, USAGE_COMMIT },
+	{ "gc", cmd_gc, 0, USAGE_GC },
+	{ "clear", cmd_clear, 0, USAGE_CLEAR },
+	{ "explain", cmd_explain, 1, USAGE_EXPLAIN },
 };
 
 int pt_cmd_cache_main(int argc, char **argv)
@@ -1105,8 +1119,7 @@ int pt_cmd_cache_main(int argc, char **argv)
 	if (i == sizeof(cmds) / sizeof(cmds[0]))
 		return -1;
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: protune %s [--SETTING=VALUE...]\n",
-		       cmds[i].usage);
+		printf("usage: protune %s\n", cmds[i].usage);
 		return 0;
 	}
 	memset(&c, 0, sizeof(c));

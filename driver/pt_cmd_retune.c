@@ -7,7 +7,7 @@
  * R rounds and apply the replace rule:
  *
  *     replace when the median of the R ratios new/old is below
- *     RETUNE_MAX_RATIO (0.97) and the new one was faster in at least
+ *     PT_RETUNE_MAX_RATIO (0.97) and the new one was faster in at least
  *     ceil(RETUNE_WIN_SHARE * R) rounds (0.75: 6 of 7).
  *
  * A round is one pt_measure() of one schedule with the other's RunGen
@@ -46,7 +46,6 @@
 
 #define USAGE "retune [--budget=S] [--runs=N] [--dry-run] [PATTERN...]"
 #define RETUNE_RUNS 7           /* rounds of timing by default */
-#define RETUNE_MAX_RATIO 0.97   /* the median new/old must be below this */
 #define RETUNE_WIN_SHARE 0.75   /* of the rounds the new one must win */
 
 /* A cache entry to retune, copied out of pt_cache_each. */
@@ -400,7 +399,7 @@ static int retune_one(struct retune *r, const struct item *it, size_t idx)
 		pt_cli_fail("%s %.12s: timing failed: %s", g, it->hex, e.msg);
 		goto out;
 	}
-	if (rd.ratio < RETUNE_MAX_RATIO && rd.wins >= wins_needed(rd.n)) {
+	if (rd.ratio < PT_RETUNE_MAX_RATIO && rd.wins >= wins_needed(rd.n)) {
 		if (replace(r, it, &tr, text.buf, rd.new_ms, &e)) {
 			pt_cli_fail("%s %.12s: %s", g, it->hex, e.msg);
 			goto out;
@@ -524,7 +523,7 @@ static int run(struct retune *r)
 		fprintf(stderr, "protune: warning: %s; tuning with the baseline tuner\n",
 			e.msg);
 	printf("rule: replace when the median ratio new/old over %d rounds is below %.2f and the new schedule is faster in at least %d of them\n",
-	       r->runs, RETUNE_MAX_RATIO, wins_needed(r->runs));
+	       r->runs, PT_RETUNE_MAX_RATIO, wins_needed(r->runs));
 	fflush(stdout);
 	for (i = 0; i < r->nitems; i++)
 		retune_one(r, &r->items[i], i);

@@ -459,12 +459,34 @@ static int dump_terms(const struct data *d, const char *path)
 				strerror(errno)) : 0;
 }
 
-static int train_usage(void)
+static const char train_usage_text[] =
+	"usage: protune train --data DIR... [--hold-out NAME]... [--trees N]\n"
+	"       [--ridge X] [--loss log|linear] [--weight-power P]\n"
+	"       [--drop TERM]... [--eval TSV] [--out FILE] [--dump TSV]\n"
+	"       [--no-verify]\n";
+
+/* The options that take a value (all but --no-verify and --help). */
+static int takes_value(const char *o)
 {
-	fputs("usage: protune train [--data DIR]... [--hold-out NAME]... "
-	      "[--trees N] [--ridge X] [--loss log|linear]\n"
-	      "       [--weight-power P] [--drop TERM]... [--eval TSV]"
-	      " [--out FILE] [--dump TSV] [--no-verify]\n", stderr);
+	static const char *const names[] = {
+		"--data", "--hold-out", "--trees", "--ridge", "--loss",
+		"--weight-power", "--drop", "--eval", "--out", "--dump"
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (!strcmp(o, names[k]))
+			return 1;
+	return 0;
+}
+
+/* A usage error: what is wrong, then the usage, on stderr. */
+static int train_usage(const char *fmt, const char *arg)
+{
+	fputs("protune: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	fputs(train_usage_text, stderr);
 	return EXIT_USAGE;
 }
 
@@ -488,20 +510,32 @@ static int cmd_train(int argc, char **argv)
 			verify = 0;
 			continue;
 		}
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+			fputs(train_usage_text, stdout);
+			return 0;
+		}
+		if (strncmp(o, "--", 2))
+			return train_usage("unexpected argument '%s'", o);
+		if (!takes_value(o))
+			return train_usage("unknown option '%s'", o);
 		if (!v)
-			return train_usage();
+			return train_usage("option '%s' needs a value", o);
 		i++;
-		if (!strcmp(o, "--data") && ndirs < 64)
+		if (!strcmp(o, "--data")) {
+			if (ndirs == 64)
+				return train_usage("%s: at most 64 of them", o);
 			dirs[ndirs++] = v;
-		else if (!strcmp(o, "--hold-out") && nholds < 256)
+		} else if (!strcmp(o, "--hold-out")) {
+			if (nholds == 256)
+				return train_usage("%s: at most 256 of them", o);
 			holds[nholds++] = v;
-		else if (!strcmp(o, "--eval"))
+		} else if (!strcmp(o, "--eval")) {
 			eval = v;
-		else if (!strcmp(o, "--out"))
+		} else if (!strcmp(o, "--out")) {
 			outp = v;
-		else if (!strcmp(o, "--dump"))
+		} else if (!strcmp(o, "--dump")) {
 			dump = v;
-		else if (!strcmp(o, "--loss")) {
+		} else if (!strcmp(o, "--loss")) {
 			if (!strcmp(v, "log"))
 				d.fit.loss = PT_COST_LOSS_LOG;
 			else if (!strcmp(v, "linear"))
@@ -537,8 +571,7 @@ static int cmd_train(int argc, char **argv)
 				return pt_cli_fail("--trees: expected 0 to 100000, got '%s'",
 					    v);
 			trees = (int)t;
-		} else
-			return train_usage();
+		}
 	}
 	if (!ndirs)
 		return pt_cli_fail("train: no --data DIR given (see bench/samples.sh)");

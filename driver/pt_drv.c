@@ -7,6 +7,7 @@
 #include "protune/pt_spawn.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -14,27 +15,19 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The file `rel` (a directory under the executable's parent, then a
- * name) unless environment variable `env` names one; `what` names the file
- * in messages. A file named by `env` is checked only when check_env. */
+/* The file `name` in `dir` (a directory under the executable's parent)
+ * unless environment variable `env` names one: that is taken as it is. */
 static int beside_exe(const char *env, const char *dir, const char *name,
-		      int check_env, struct pt_strbuf *out,
-		      struct pt_error *err)
+		      struct pt_strbuf *out, struct pt_error *err)
 {
 	char exe[PATH_MAX];
 	const char *v = getenv(env);
 	char *slash;
 	ssize_t n;
 
-	if (v && *v) {
-		if (pt_strbuf_addstr(out, v))
-			return pt_error_set(err, PT_ENOMEM, "out of memory");
-		if (check_env && access(v, R_OK))
-			return pt_error_set(err, PT_ENOTFOUND,
-					    "cannot read %s (%s): %s", v, env,
-					    strerror(errno));
-		return 0;
-	}
+	if (v && *v)
+		return pt_strbuf_addstr(out, v) ?
+			pt_error_set(err, PT_ENOMEM, "out of memory") : 0;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return pt_error_set(err, PT_ENOTFOUND,
@@ -52,16 +45,51 @@ static int beside_exe(const char *env, const char *dir, const char *name,
 	return 0;
 }
 
+/* The file `path` that variable `env` named is a readable regular file;
+ * else PT_ENOTFOUND with a message that names the variable, the path and
+ * `what` it is, as a bad setting's does. */
+static int env_file_ok(const char *env, const char *path, const char *what,
+		       struct pt_error *err)
+{
+	struct stat st;
+	const char *why;
+
+	if (stat(path, &st))
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (access(path, R_OK))
+		why = strerror(errno);
+	else
+		return 0;
+	return pt_error_set(err, PT_ENOTFOUND, "%s: '%s': cannot read %s: %s",
+			    env, path, what, why);
+}
+
 int pt_drv_plugin_path(struct pt_strbuf *out, struct pt_error *err)
 {
-	return beside_exe("PROTUNE_PLUGIN", "lib", "libprotune_halide.so", 0,
-			  out, err);
+	const char *v = getenv("PROTUNE_PLUGIN");
+	int ret = beside_exe("PROTUNE_PLUGIN", "lib", "libprotune_halide.so",
+			     out, err);
+
+	/* Checked here, before a generator runs: Halide would only say
+	 * "Failed to load". A name without a '/' is left to dlopen's
+	 * search of the library path, as Halide's -p does. */
+	if (!ret && v && *v && strchr(v, '/'))
+		ret = env_file_ok("PROTUNE_PLUGIN", v, "the plugin", err);
+	return ret;
 }
 
 int pt_drv_cost_model_path(struct pt_strbuf *out, struct pt_error *err)
 {
-	return beside_exe("PROTUNE_COST_MODEL", "share/protune",
-			  "default.cost", 1, out, err);
+	const char *v = getenv("PROTUNE_COST_MODEL");
+	int ret = beside_exe("PROTUNE_COST_MODEL", "share/protune",
+			     "default.cost", out, err);
+
+	if (!ret && v && *v)
+		ret = env_file_ok("PROTUNE_COST_MODEL", v, "the cost model",
+				  err);
+	return ret;
 }
 
 int pt_drv_load_cost_model(struct pt_cost **out, struct pt_error *err)

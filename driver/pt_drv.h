@@ -25,7 +25,9 @@
 #define PT_DRV_BENCH_LOCK "/tmp/protune-bench.lock"
 
 /* $PROTUNE_PLUGIN, else ../lib/libprotune_halide.so next to the running
- * program. PT_ENOTFOUND (with a hint) when there is none. */
+ * program. PT_ENOTFOUND (with a hint) when there is none, or when
+ * PROTUNE_PLUGIN names a path (it has a '/') that is not a readable
+ * regular file; a bare name is left to dlopen's search. */
 int pt_drv_plugin_path(struct pt_strbuf *out, struct pt_error *err);
 
 /* The cost model file (pt_cost.h) appended to `out`: $PROTUNE_COST_MODEL,

@@ -598,9 +598,12 @@ static int tune_and_store(struct pt_lookup *lk, const struct pt_model *m,
 		return pt_error_set(err, ret, "out of memory");
 	}
 	/* Retune keeps the stored schedule unless the new one is measured
-	 * faster than a measured old one. */
+	 * faster than a measured old one, beyond noise: the two figures
+	 * come from different runs, and the new one is the best of many
+	 * candidates (so biased low). */
 	if (f->sched && !(tr.measured_ms >= 0 && f->measured_ms >= 0 &&
-			  tr.measured_ms < f->measured_ms)) {
+			  tr.measured_ms < PT_RETUNE_MAX_RATIO *
+					   f->measured_ms)) {
 		r->outcome = PT_OUT_KEPT;
 		*out = f->sched;
 		f->sched = NULL;

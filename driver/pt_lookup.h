@@ -38,6 +38,12 @@
 #include "protune/pt_store.h"
 #include "pt_serve.h"
 
+/* A retuned schedule replaces a stored one only when its runtime over the
+ * old one's is below this, in retune mode (one figure each, from
+ * different runs) as in `protune retune` (the median of side-by-side
+ * rounds, which also wants the new one faster in most rounds). */
+#define PT_RETUNE_MAX_RATIO 0.97
+
 enum pt_outcome {
 	PT_OUT_NONE,
 	PT_OUT_HIT,        /* from the cache, the store or a waited lease */

@@ -58,6 +58,96 @@ test_expect_success '--version and --help' '
 	test_grep "protune-cc --serve" out
 '
 
+# Every command of protune; each must print its usage on stdout and exit 0
+# for --help and -h.
+commands="model key check baseline random space cpp measure tune config
+	stats zero-stats ls show explain export import commit gc retune clear
+	train"
+
+test_expect_success 'protune --help names only commands that exist' '
+	protune --help >out &&
+	sed -n "s/^  \([a-z][a-z-]*\).*/\1/p" out >named &&
+	test -s named &&
+	while read c; do
+		case " $(echo $commands) " in
+		*" $c "*) ;;
+		*) echo "protune --help names unknown command $c"; return 1 ;;
+		esac
+	done <named &&
+	for c in $commands; do
+		grep -q "^  $c\>\|| $c\>" out ||
+			{ echo "protune --help does not name $c"; return 1; }
+	done
+'
+
+test_expect_success 'COMMAND --help: the usage on stdout, exit 0' '
+	for c in $commands; do
+		for h in --help -h; do
+			protune $c $h >out 2>err ||
+				{ echo "protune $c $h failed"; return 1; }
+			! test -s err || { echo "protune $c $h: stderr"; return 1; }
+			grep -q "^usage: protune $c\>" out ||
+				{ echo "protune $c $h: no usage"; return 1; }
+		done
+	done
+'
+
+# usage_has COMMAND OPTION...: the usage of COMMAND names each OPTION.
+usage_has() {
+	_c=$1 &&
+	shift &&
+	protune $_c --help >usage &&
+	for _o in "$@"; do
+		grep -q -e "$_o" usage ||
+			{ echo "protune $_c --help lacks $_o"; return 1; }
+	done
+}
+
+test_expect_success 'the usages name every option' '
+	usage_has random --seed &&
+	usage_has space --seed --children --bench &&
+	usage_has measure --runs --min-time --keep --cache-dir --plugin \
+		--no-check -v --reference &&
+	usage_has tune --search --budget --decision --iterations --threads \
+		--seed --trees --greedy-trees --formula --cp --widen \
+		--max-nodes --beam --passes --measure --measure-top --runs \
+		--cost-model --trace --warm-model --warm-sched -q &&
+	usage_has train --data --hold-out --trees --ridge --loss \
+		--weight-power --drop --eval --out --dump --no-verify &&
+	usage_has show --cpp --text &&
+	usage_has commit -m --message= &&
+	usage_has gc --size= --unused-days= --unreferenced --since= \
+		--dry-run &&
+	usage_has retune --budget= --runs= --dry-run &&
+	usage_has clear --force
+'
+
+test_expect_success 'the cache commands usages show the settings on every line' '
+	for c in config stats zero-stats ls show explain export import commit \
+		gc retune clear; do
+		protune $c --help >out &&
+		if grep -v "SETTING=VALUE" out; then
+			echo "protune $c --help: a line without the settings"
+			return 1
+		fi
+	done &&
+	protune gc --help >out &&
+	test_line_count = 3 out &&
+	protune explain --help >out &&
+	test_grep "explain \[--SETTING=VALUE...\] GENERATOR" out
+'
+
+test_expect_success 'train: a usage error says what is wrong, on stderr, exit 2' '
+	test_expect_code 2 protune train --frob 2>err >out &&
+	test_grep "unknown option .--frob." err &&
+	test_grep "^usage: protune train" err &&
+	! test -s out &&
+	test_expect_code 2 protune train --data 2>err &&
+	test_grep "option .--data. needs a value" err &&
+	test_expect_code 2 protune train extra 2>err &&
+	test_grep "unexpected argument .extra." err
+'
+
 test_expect_success 'usage errors exit 2' '
 	test_expect_code 2 protune 2>err &&
 	test_grep usage: err &&
@@ -229,6 +319,16 @@ test_expect_success MODEL 'measure --reference times a reference alongside' '
 	test_expect_code 1 protune measure blur.model base.sched --runs 1 \
 		--cache-dir "$cache" --reference "$PWD/no-such" 2>err &&
 	test_grep "cannot run .*no-such" err
+'
+
+test_expect_success MODEL 'measure: a missing plugin is named before the generator runs' '
+	test_expect_code 1 protune measure blur.model base.sched \
+		--cache-dir "$cache" --plugin ./no-such.so >out 2>err &&
+	test_grep "^protune: --plugin: .\./no-such.so.: cannot read the plugin: No such file" err &&
+	! test -s out &&
+	test_expect_code 1 env PROTUNE_PLUGIN=$PWD/no-such.so protune measure \
+		blur.model base.sched --cache-dir "$cache" >out 2>err &&
+	test_grep "^protune: PROTUNE_PLUGIN: .*/no-such.so.: cannot read the plugin" err
 '
 
 test_expect_success MODEL 'measure: a schedule that does not fit fails with the reason' '
