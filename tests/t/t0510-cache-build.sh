@@ -4,6 +4,9 @@ test_description='real make -j builds through protune-cc: tune once, hit after, 
 . "$PT_SRCDIR/examples/pt-example.sh"
 
 MK=$PT_SRCDIR/tests/lib/cc-examples.mk
+# The makes below are a user's, not sub-makes of make check (whose
+# jobserver, with make -jN check, they would not be given).
+unset MAKEFLAGS MFLAGS MAKELEVEL
 ALL=$(pt_ex_list)
 N=$(echo $ALL | wc -w)
 
