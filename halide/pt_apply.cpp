@@ -255,6 +255,15 @@ std::string apply_schedule(const Funcs &funcs, const pt_model *m,
 				apply_stage(st, model_names(m, i, k),
 					    sf.stages[k], label);
 			}
+			/* An update stage given no directive keeps Halide's
+			 * default loops on purpose; say so, or Halide warns
+			 * that it "has not been scheduled" whenever another
+			 * stage of the Func was. */
+			for (int k = 1; k < m->funcs[i].nstages; k++) {
+				Definition d = fn.update(k - 1);
+				if (!d.schedule().touched())
+					Stage(fn, d, (size_t)k).unscheduled();
+			}
 		}
 	} catch (const std::exception &e) {
 		snap.restore();

@@ -1090,6 +1090,10 @@ int pt_search(const struct pt_space *sp, const struct pt_search_opts *o,
 	}
 	if (o->warm.pick && (ret = warm_path(&r, root)))
 		goto fail;
+	/* The first answer is reported at once: with a warm start it is
+	 * the earlier schedule, which the budget must not hide. */
+	if ((ret = ps_progress(&r)))
+		goto fail;
 	switch (o->algo) {
 	case PT_SEARCH_MCTS:
 		ret = ps_mcts(&r, err);

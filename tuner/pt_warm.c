@@ -12,7 +12,9 @@ struct pt_warm {
 	const struct pt_space *sp;
 	int stages, changed;
 	unsigned char *kept, *open;  /* per Func of m */
-	struct fsig *old_sig;        /* per kept Func: its earlier loops */
+	unsigned char *sig;          /* per Func: old_sig[] is set (kept, or
+				      * changed but of the same shape) */
+	struct fsig *old_sig;        /* per Func with sig: its earlier loops */
 	/* pt_warm_pick()'s path (npath states), and a scratch state */
 	unsigned char *path;
 	int npath;
@@ -23,8 +25,10 @@ struct pt_warm {
 
 /* What a stage's loops are, in terms that later decisions do not rename:
  * the tile sizes along each original dim (the products of the constant
- * loops inside each loop of that dim, innermost out), the dim vectorized
- * and the dims of parallel loops. Later decisions split levels (which
+ * loops inside each loop of that dim, innermost out), the dim vectorized,
+ * the dims of parallel and of unrolled loops, and the order of the loops
+ * by dim (two schedules with the same tiles may nest them differently,
+ * and the cost model may not tell them apart). Later decisions split levels (which
  * adds tile sizes) but never remove one, so a decision that agrees with
  * the earlier schedule has all its tile sizes there. */
 #define SIG_MAX 48
@@ -36,6 +40,10 @@ struct sig {
 	int vdim;            /* -1 none */
 	int npar;
 	int par[8];
+	int nunr;
+	int unr[8];
+	int nord;
+	int ord[SIG_MAX];    /* the dims of the loops, innermost first */
 };
 
 /* The original dim a loop descends from: vN -> N, rN -> 1000 + N; -1
@@ -70,6 +78,10 @@ static void sig_of(const struct pt_nest *ne, struct sig *g)
 			g->vdim = d;
 		if (l->kind == PT_LOOP_PARALLEL && g->npar < 8)
 			g->par[g->npar++] = d;
+		if (l->kind == PT_LOOP_UNROLL && g->nunr < 8)
+			g->unr[g->nunr++] = d;
+		if (g->nord < SIG_MAX)
+			g->ord[g->nord++] = d;
 		if (!l->const_extent || l->extent < 1)
 			continue;
 		for (k = 0; k < nc && cdim[k] != d; k++)
@@ -104,6 +116,15 @@ static int sig_agree(const struct sig *a, const struct sig *b)
 			;
 		score += j < b->npar ? 1 : -1;
 	}
+	for (i = 0; i < a->nunr; i++) {
+		for (j = 0; j < b->nunr && b->unr[j] != a->unr[i]; j++)
+			;
+		score += j < b->nunr ? 1 : -1;
+	}
+	if (a->nord || b->nord)
+		score += a->nord == b->nord &&
+			 !memcmp(a->ord, b->ord,
+				 (size_t)a->nord * sizeof(a->ord[0])) ? 1 : -1;
 	return score;
 }
 
@@ -272,6 +293,28 @@ static int func_kept(const struct pt_model *m, const struct pt_model *old,
 	return same;
 }
 
+/* A Func that changed but has the earlier Func's name, stages and loop
+ * dims: its earlier loops still make sense, and the first schedule takes
+ * them over (the search is free to change them). */
+static int func_similar(const struct pt_model *m, const struct pt_model *old,
+			const struct pt_sched *os, int f)
+{
+	const struct pt_func *fn = &m->funcs[f], *of;
+	int s;
+
+	if (f >= old->nfuncs || f >= os->nfuncs)
+		return 0;
+	of = &old->funcs[f];
+	if (strcmp(fn->label, of->label) || fn->nargs != of->nargs ||
+	    fn->nstages != of->nstages)
+		return 0;
+	for (s = 0; s < fn->nstages; s++)
+		if (m->stages[fn->first_stage + s].ndims !=
+		    old->stages[of->first_stage + s].ndims)
+			return 0;
+	return 1;
+}
+
 int pt_warm_new(const struct pt_model *m, const struct pt_model *old,
 		const struct pt_sched *old_sched, struct pt_warm **out,
 		struct pt_error *err)
@@ -282,7 +325,8 @@ int pt_warm_new(const struct pt_model *m, const struct pt_model *old,
 	*out = NULL;
 	if (!(wm = calloc(1, sizeof(*wm))) ||
 	    !(wm->kept = calloc((size_t)m->nfuncs + 1, 1)) ||
-	    !(wm->open = calloc((size_t)m->nfuncs + 1, 1))) {
+	    !(wm->open = calloc((size_t)m->nfuncs + 1, 1)) ||
+	    !(wm->sig = calloc((size_t)m->nfuncs + 1, 1))) {
 		pt_warm_free(wm);
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	}
@@ -317,12 +361,14 @@ int pt_warm_new(const struct pt_model *m, const struct pt_model *old,
 		pt_warm_free(wm);
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	}
-	for (f = 0; f < m->nfuncs; f++)
-		if (wm->kept[f] &&
+	for (f = 0; f < m->nfuncs; f++) {
+		wm->sig[f] = wm->kept[f] || func_similar(m, old, old_sched, f);
+		if (wm->sig[f] &&
 		    fsig_of(old, old_sched, f, &wm->old_sig[f])) {
 			pt_warm_free(wm);
 			return pt_error_set(err, PT_ENOMEM, "out of memory");
 		}
+	}
 	*out = wm;
 	return 0;
 }
@@ -341,6 +387,7 @@ void pt_warm_free(struct pt_warm *wm)
 	free(wm->scratch);
 	free(wm->kept);
 	free(wm->open);
+	free(wm->sig);
 	free(wm);
 }
 
@@ -406,7 +453,7 @@ static int agree(const struct pt_warm *wm, const struct pt_space_state *st,
 	*score = fsig_agree(&a, &wm->old_sig[f]);
 	g = a.compute == PT_COMPUTE_AT ? a.site.func : -1;
 	fsig_release(&a);
-	if (g >= 0 && g < wm->m->nfuncs && wm->kept[g]) {
+	if (g >= 0 && g < wm->m->nfuncs && wm->sig[g]) {
 		if ((ret = fsig_of(wm->m, s, g, &b)))
 			goto out;
 		*site = g;
@@ -586,7 +633,7 @@ static int warm_beam(struct pt_warm *wm, const struct pt_space_state *st,
 			pt_space_next(wm->sp, (const void *)(b.pool + nd->off),
 				      &f, NULL, NULL);
 			b.parent = b.front[i];
-			ws.first_only = !wm->kept[f];
+			ws.first_only = !wm->sig[f];
 			ws.csite = -1;
 			/* The pool may move: states are copied by offset. */
 			memcpy(wm->scratch, b.pool + nd->off, b.ssz);
@@ -633,7 +680,7 @@ int pt_warm_pick(void *ctx, const struct pt_space_state *st,
 
 	if (!wm->sp || pt_space_next(wm->sp, st, &f, NULL, NULL))
 		return PT_EINVAL;
-	if (!pt_warm_func_kept(wm, f))
+	if (f < 0 || f >= wm->m->nfuncs || !wm->sig[f])
 		return 0;
 	ssz = pt_space_state_size(wm->sp);
 	if (!wm->scratch && !(wm->scratch = pt_space_state_new(wm->sp)))

@@ -15,6 +15,10 @@ public:
 
     GeneratorParam<int> pyramid_levels{"pyramid_levels", 8, 2, 12};  // J
     GeneratorParam<int> intensity_levels{"intensity_levels", 8, 2, 32};  // K
+    // edit=1 changes one stage, gray: Rec. 709 luma weights instead of
+    // Rec. 601. The warm-start benchmark (bench/warm.sh) tunes this
+    // one-stage edit; 0: no edit.
+    GeneratorParam<int> edit{"edit", 0, 0, 1};
 
     Input<Buffer<uint16_t>> input{"input", 3};
     Input<float> alpha{"alpha"};  // detail amplification
@@ -84,8 +88,13 @@ public:
         Func floating("floating");
         floating(x, y, c) = F(cast<float>(clamped(x, y, c)) * (1.0f / 65535.0f));
         Func gray("gray");
-        gray(x, y) = F(F(F(0.299f * floating(x, y, 0)) + F(0.587f * floating(x, y, 1))) +
-                       F(0.114f * floating(x, y, 2)));
+        {
+            const float wr = edit ? 0.2126f : 0.299f;
+            const float wg = edit ? 0.7152f : 0.587f;
+            const float wb = edit ? 0.0722f : 0.114f;
+            gray(x, y) = F(F(F(wr * floating(x, y, 0)) + F(wg * floating(x, y, 1))) +
+                           F(wb * floating(x, y, 2)));
+        }
 
         // Detail remapping around an intensity level, tabulated over the
         // signed distance to the level in 1/256 of the level spacing.

@@ -14,6 +14,10 @@ public:
     PT_EXAMPLE_PARAMS
 
     GeneratorParam<int> stages{"stages", 16, 1, 64};
+    // edit=N (N >= 1) changes stage N-1 alone: 2 more on its centre
+    // weight, 1 less on two corners (sum still 256). The warm-start
+    // benchmark (bench/warm.sh) tunes this one-stage edit; 0: no edit.
+    GeneratorParam<int> edit{"edit", 0, 0, 64};
 
     Input<Buffer<uint16_t>> input{"input", 2};
     Output<Buffer<uint16_t>> output{"output", 2};
@@ -38,6 +42,10 @@ public:
                                     (j == 0 && (i == -2 || i == 2));
                     if (edge_mid) w -= k;
                     if (i == 0 && j == 0) w += 4 * k;
+                    if (s + 1 == (int)edit) {
+                        if (i == 0 && j == 0) w += 2;
+                        if (j == i && (i == -2 || i == 2)) w -= 1;
+                    }
                     acc += cast<uint32_t>(prev(x + i, y + j)) * w;
                 }
             }

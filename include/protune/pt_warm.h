@@ -13,8 +13,12 @@
  *
  *   - builds the first complete schedule by taking, for each kept Func,
  *     the child whose schedule agrees best with the earlier schedule's
- *     entries for that Func and its compute site (pt_warm_pick()), and
- *     for each changed Func the cheapest child by cost;
+ *     entries for that Func and its compute site (pt_warm_pick()); so
+ *     too for a changed Func of the same shape (the same name, stages
+ *     and loop dims as the earlier Func at its index: an edited
+ *     expression), so that the first schedule is the earlier one
+ *     wherever it still applies; for any other changed Func, the
+ *     cheapest child by cost;
  *   - takes the decisions of kept Funcs that are not open as they were
  *     (the search's guide), in the tree and in its simulations;
  *   - spends the budget on the decisions of open Funcs, with the first
@@ -50,11 +54,12 @@ int pt_warm_func_kept(const struct pt_warm *wm, int func);
 int pt_warm_func_open(const struct pt_warm *wm, int func);
 
 /* For st, a state of a space of m waiting for a decision of Func F: when
- * F is kept, write into `child` the next state of the path (a beam from
- * st to a complete state, 16 wide) that agrees best with the earlier
- * schedule over the kept Funcs, and return 1; the path is kept in the
- * struct pt_warm and reused while st lies on it, so one thread at a time
- * calls this; 0 when F is not kept (nothing written); a negative
+ * F is kept or of the same shape as before, write into `child` the next
+ * state of the path (a beam from st to a complete state, 16 wide) that
+ * agrees best with the earlier schedule over those Funcs, and return 1;
+ * the path is kept in the struct pt_warm and reused while st lies on it,
+ * so one thread at a time calls this; 0 for any other F (nothing
+ * written); a negative
  * PT_E* on error. The signature is pt_search_warm's `pick`, with the
  * struct pt_warm as ctx; `sp` must be the space pt_warm_bind() gave. */
 int pt_warm_pick(void *ctx, const struct pt_space_state *st,

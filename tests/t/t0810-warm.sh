@@ -47,6 +47,25 @@ test_expect_success 'a warm start from the same model rebuilds the earlier sched
 	protune check k0.model w.sched
 '
 
+# An edit of an expression leaves its Func's shape (name, stages, loop
+# dims): the first schedule is then the earlier schedule itself, priced on
+# the edited model (found by a warm start of the edited model from the
+# earlier schedule under the new key, which rebuilds it exactly).
+test_expect_success 'an edited Func of the same shape keeps its loops: the first schedule is the earlier one' '
+	key1=$(protune key k1.model | head -n 1) &&
+	sed "2s/.*/key $key1/" s0.sched >s0on1.sched &&
+	protune check k1.model s0on1.sched &&
+	protune tune k1.model --iterations 1 --threads 1 --warm-model k1.model \
+		--warm-sched s0on1.sched >/dev/null 2>same.err &&
+	want=$(sed -n "s/^warm start: first schedule cost \([^,]*\),.*/\1/p" same.err) &&
+	protune tune k1.model --iterations 1 --threads 1 --warm-model k0.model \
+		--warm-sched s0.sched >/dev/null 2>edit.err &&
+	grep "^warm start: 1 of 9 stages changed" edit.err &&
+	got=$(sed -n "s/^warm start: first schedule cost \([^,]*\),.*/\1/p" edit.err) &&
+	test -n "$want" &&
+	test "$got" = "$want"
+'
+
 test_expect_success 'warm and cold runs with counts are deterministic across threads' '
 	for t in 1 2; do
 		protune tune k1.model --iterations 3 --trees 2 --seed 4 \
