@@ -23,6 +23,8 @@
 #     they appeared, each side by side with the reference program
 #     (`protune measure --reference`: the median of per-round runtime
 #     ratios); the first whose ratio is at most BENCH_TOL gives the time.
+#     A schedule whose text is the old one's (but for key and meta lines)
+#     is the reference program itself: ratio 1, not measured.
 #     A run that never gets there within its budget (or within
 #     BENCH_MAX_MEASURES measured schedules) counts as not reached.
 #  6. Also the time to reach the old schedule's predicted cost on M1, the
@@ -187,6 +189,14 @@ dump_model() {
 # ratio SCHED: the schedule's runtime over the reference program's, side by
 # side; memoized by the schedule's text (a trace repeats schedules).
 ratio() {
+	# The old schedule itself (a warm start's first answer, as a rule)
+	# is the reference program: 1 by definition, not measured (two
+	# timings of one program differ by noise alone).
+	if [ "$(grep -v '^key \|^meta ' "$1")" = \
+	     "$(grep -v '^key \|^meta ' "$tmp/$ex.target.sched")" ]; then
+		echo 1
+		return 0
+	fi
 	_sum=$(sed 1,2d "$1" | cksum | tr -c '0-9\n' _)
 	if [ -f "$tmp/memo/$_sum" ]; then
 		cat "$tmp/memo/$_sum"

@@ -23,10 +23,12 @@ export PROTUNE_CACHE_DIR
 # The copy is outside protune's source tree, where the Makefile leaves the
 # store to the project's settings: off here (doc/ci.md tests the store).
 src=$TRASH_DIRECTORY/src
+# (A makefile setting, so that protune.mk shows it in the command.)
+printf 'PROTUNE_STORE_DIR = off\n' >"$TRASH_DIRECTORY/store.mk"
 ex_make() {
-	make -C "$src" -f Makefile PROTUNE_PREFIX="$PFX" OUT="$OUT" \
-		EXAMPLES="blur harris" SIZE=test MACHINE_PARAMS=2,16777216,40 \
-		PROTUNE_STORE_DIR=off "$@"
+	make -C "$src" -f Makefile -f "$TRASH_DIRECTORY/store.mk" \
+		PROTUNE_PREFIX="$PFX" OUT="$OUT" \
+		EXAMPLES="blur harris" SIZE=test MACHINE_PARAMS=2,16777216,40 "$@"
 }
 
 test_expect_success 'make install puts protune.mk into the prefix' '
