@@ -91,19 +91,7 @@ anytime_ex=${BENCH_ANYTIME:-stencil_chain local_laplacian}
 out=${BENCH_OUT:-$out}
 sources=${SOURCES:-$all_sources}
 
-# is_seconds VALUE: a decimal number greater than 0
-is_seconds() {
-	case $1 in
-	'' | *[!0-9.]* | *.*.* | .) return 1 ;;
-	esac
-	awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'
-}
-# is_count VALUE: digits only
-is_count() {
-	case $1 in
-	'' | *[!0-9]*) return 1 ;;
-	esac
-}
+. "$PT_SRCDIR/bench/lib.sh"
 
 case $size in
 test | bench) ;;

@@ -103,32 +103,21 @@ min_time=${BENCH_MIN_TIME:-$min_time}
 max_measures=${BENCH_MAX_MEASURES:-40}
 out=${BENCH_OUT:-$out}
 
-is_number() {
-	case $1 in
-	'' | *[!0-9.]* | *.*.* | .) return 1 ;;
-	esac
-	awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'
-}
-is_count() {
-	case $1 in
-	'' | *[!0-9]*) return 1 ;;
-	esac
-	[ "$1" -gt 0 ]
-}
+. "$PT_SRCDIR/bench/lib.sh"
 case $size in
 test | bench) ;;
 *) die "BENCH_SIZE: '$size' is not test or bench" ;;
 esac
-is_number "$budget" || die "BENCH_BUDGET: '$budget' is not a number of seconds"
-is_count "$runs" || die "BENCH_RUNS: '$runs' is not a number of runs (1 or more)"
+is_seconds "$budget" || die "BENCH_BUDGET: '$budget' is not a number of seconds"
+is_positive "$runs" || die "BENCH_RUNS: '$runs' is not a number of runs (1 or more)"
 case $seed in
 '' | *[!0-9]*) die "BENCH_SEED: '$seed' is not an unsigned integer" ;;
 esac
-is_count "$threads" || die "BENCH_THREADS: '$threads' is not a number of threads"
-is_number "$tol" || die "BENCH_TOL: '$tol' is not a ratio"
-is_count "$mruns" || die "BENCH_MEASURE_RUNS: '$mruns' is not a number of runs"
-is_number "$min_time" || die "BENCH_MIN_TIME: '$min_time' is not a number of seconds"
-is_count "$max_measures" ||
+is_positive "$threads" || die "BENCH_THREADS: '$threads' is not a number of threads"
+is_seconds "$tol" || die "BENCH_TOL: '$tol' is not a ratio"
+is_positive "$mruns" || die "BENCH_MEASURE_RUNS: '$mruns' is not a number of runs"
+is_seconds "$min_time" || die "BENCH_MIN_TIME: '$min_time' is not a number of seconds"
+is_positive "$max_measures" ||
 	die "BENCH_MAX_MEASURES: '$max_measures' is not a number (1 or more)"
 
 # edit_of EXAMPLE: the generator parameter that edits one stage

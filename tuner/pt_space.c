@@ -471,20 +471,6 @@ static int single_load(const struct pt_model *m, int f)
 	return loads == 1;
 }
 
-static int name_match(const char *label, const char *name)
-{
-	size_t a, b;
-
-	if (!label)
-		return 0;
-	if (!strcmp(label, name))
-		return 1;
-	a = strlen(label);
-	b = strlen(name);
-	return a > b && label[a - b - 1] == '.' &&
-		!strcmp(label + a - b, name);
-}
-
 static int clashes(const struct pt_model *m, int f, const char *name)
 {
 	const struct pt_func *mf = &m->funcs[f];
@@ -494,7 +480,7 @@ static int clashes(const struct pt_model *m, int f, const char *name)
 		const struct pt_stage *ms = &m->stages[mf->first_stage + i];
 
 		for (d = 0; d < ms->ndims; d++)
-			if (name_match(ms->dims[d].label, name))
+			if (pt_halide_name_match(ms->dims[d].label, name))
 				return 1;
 	}
 	return 0;
