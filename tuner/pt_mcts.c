@@ -244,30 +244,6 @@ static int draw_new(struct mcts *mc, struct tree *t, struct ps_thread *th,
 	return 1;
 }
 
-/* The cheapest child of `from` by the (partial) cost into `out`; ties go
- * to the first. */
-static int cheapest_child(struct mcts *mc, int ti, struct ps_thread *th,
-			  const struct pt_space_state *from,
-			  struct pt_space_state *out)
-{
-	struct ps_run *r = mc->r;
-	double bc = INFINITY, c;
-	int n, k, bi = 0, ret;
-
-	if ((n = ps_children(r, th, from)) < 0)
-		return n;
-	for (k = 0; k < n; k++) {
-		if ((ret = ps_cost(r, ti, th->kids[k], &c)))
-			return ret;
-		if (c < bc) {
-			bc = c;
-			bi = k;
-		}
-	}
-	memcpy(out, th->kids[bi], r->ssz);
-	return 0;
-}
-
 /* Greedy completion: the cheapest child at every step. */
 static int greedy_complete(struct mcts *mc, int ti, struct ps_thread *th,
 			   const struct pt_space_state *from,
@@ -282,7 +258,7 @@ static int greedy_complete(struct mcts *mc, int ti, struct ps_thread *th,
 						       th->w, out) : 0;
 		if (ret < 0)
 			return ret;
-		if (!ret && (ret = cheapest_child(mc, ti, th, out, out)))
+		if (!ret && (ret = ps_cheapest(mc->r, ti, th, out, out)))
 			return ret;
 	}
 	return 0;
@@ -439,7 +415,7 @@ static int iterate(struct mcts *mc, struct tree *t, int ti,
 			 * cheapest, so that the tree holds the purely greedy
 			 * path; later ones are drawn at random. */
 			if (t->greedy && !t->n[v].nchildren)
-				ret = (ret = cheapest_child(mc, ti, th,
+				ret = (ret = ps_cheapest(mc->r, ti, th,
 							    nstate(mc, t, v, 0),
 							    th->tmp)) ? ret : 1;
 			else

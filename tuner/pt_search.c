@@ -353,6 +353,26 @@ int ps_children(struct ps_run *r, struct ps_thread *th,
 	return n < 0 ? n : (int)th->nkids;
 }
 
+int ps_cheapest(struct ps_run *r, int t, struct ps_thread *th,
+		const struct pt_space_state *from, struct pt_space_state *out)
+{
+	double bc = INFINITY, c;
+	int n, k, bi = 0, ret;
+
+	if ((n = ps_children(r, th, from)) < 0)
+		return n;
+	for (k = 0; k < n; k++) {
+		if ((ret = ps_cost(r, t, th->kids[k], &c)))
+			return ret;
+		if (c < bc) {
+			bc = c;
+			bi = k;
+		}
+	}
+	memcpy(out, th->kids[bi], r->ssz);
+	return 0;
+}
+
 struct par {
 	int (*fn)(void *ctx, int t);
 	void *ctx;
@@ -947,28 +967,6 @@ const struct pt_space_state *ps_warm_next(const struct ps_run *r,
 	return (const struct pt_space_state *)(p + r->ssz);
 }
 
-/* The cheapest child of st by cost into out (ties: the first). */
-static int cheapest(struct ps_run *r, const struct pt_space_state *st,
-		    struct pt_space_state *out)
-{
-	struct ps_thread *th = &r->th[0];
-	double bc = INFINITY, c;
-	int n, k, bi = 0, ret;
-
-	if ((n = ps_children(r, th, st)) < 0)
-		return n;
-	for (k = 0; k < n; k++) {
-		if ((ret = ps_cost(r, 0, th->kids[k], &c)))
-			return ret;
-		if (c < bc) {
-			bc = c;
-			bi = k;
-		}
-	}
-	memcpy(out, th->kids[bi], r->ssz);
-	return 0;
-}
-
 /* Warm start: the path of the first state (opts->warm), the guide of
  * its fixed decisions, the open decisions left at each step, the state
  * offered as the best so far. */
@@ -1015,7 +1013,7 @@ static int warm_path(struct ps_run *r, const struct pt_space_state *root)
 		ret = wo->pick(wo->ctx, st, r->th[0].w, ch);
 		if (ret < 0)
 			goto fail;
-		if (!ret && (ret = cheapest(r, st, ch)))
+		if (!ret && (ret = ps_cheapest(r, 0, &r->th[0], st, ch)))
 			goto fail;
 		fixed[n - 1] = wo->fixed && wo->fixed(wo->ctx, f);
 		if (fixed[n - 1] &&

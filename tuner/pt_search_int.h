@@ -84,6 +84,12 @@ int ps_tick(struct ps_run *r);
 int ps_children(struct ps_run *r, struct ps_thread *th,
 		const struct pt_space_state *st);
 
+/* The cheapest child of `from` by the (partial) cost, priced in thread t's
+ * context with th's buffers, into `out`; ties go to the first. 0 or a
+ * negative PT_E*. */
+int ps_cheapest(struct ps_run *r, int t, struct ps_thread *th,
+		const struct pt_space_state *from, struct pt_space_state *out);
+
 /* Run fn(ctx, t) on threads 0..n-1 (thread 0 is the caller); returns the
  * first nonzero result by thread order. */
 int ps_parallel(int n, int (*fn)(void *ctx, int t), void *ctx);
