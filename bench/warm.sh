@@ -11,8 +11,12 @@
 #     with and without its `edit` generator parameter (stencil_chain
 #     edit=8 changes the 8th stencil's weights; local_laplacian edit=1 the
 #     gray conversion's).
-#  2. The old schedule: M0 tuned cold (MCTS, cost only, BENCH_BUDGET
-#     seconds, seed BENCH_SEED), what the cache held before the edit.
+#  2. The old schedule: M0 tuned cold (MCTS, seed BENCH_SEED), what the
+#     cache or the store held before the edit: by default with the cost
+#     model alone for BENCH_BUDGET seconds, what a build's miss tunes;
+#     with BENCH_OLD=real with measurement (`--measure`) for
+#     BENCH_OLD_BUDGET seconds, what `protune retune` or a tuning run
+#     with measure=on leaves in the store.
 #  3. The target: that schedule applied to M1 (it fits: the edits change no
 #     Func's loops), compiled once and kept as the reference program.
 #  4. BENCH_RUNS runs, seeds BENCH_SEED+1...: M1 tuned for BENCH_BUDGET
@@ -27,6 +31,8 @@
 #     is the reference program itself: ratio 1, not measured.
 #     A run that never gets there within its budget (or within
 #     BENCH_MAX_MEASURES measured schedules) counts as not reached.
+#     The run's final schedule, what the build would keep, is measured
+#     too (final_ratio).
 #  6. Also the time to reach the old schedule's predicted cost on M1, the
 #     search's own objective: the first trace line whose best cost is at
 #     most that (within the trace's 6 digits). The cost of the old
@@ -43,21 +49,23 @@
 # reached is given as "> budget" and the speed-up as a lower bound.
 #
 # Writes to the output directory (bench/out/ of the source tree; in quick
-# mode $PT_BUILD_DIR/bench/out/; BENCH_OUT overrides):
+# mode $PT_BUILD_DIR/bench/out/; BENCH_OUT overrides), with BENCH_OLD=real
+# under the names warm-real*:
 #   warm.tsv      one row per example, run and start, the columns
 #                 example edit run seed start cost_reach_s reach_s
-#                 reached ratio measured budget_s
+#                 reached ratio measured budget_s final_ratio
 #                 (cost_reach_s and reach_s "-" when not reached; ratio:
 #                 the reaching schedule's runtime over the old one's, or
-#                 the best measured ratio when not reached)
+#                 the best measured ratio when not reached; final_ratio:
+#                 the final schedule's)
 #   warm-summary.tsv   one row per example: example edit stages_changed
 #                 runs cold_median_s warm_median_s speedup lower_bound
 #                 cold_cost_median_s warm_cost_median_s cost_speedup
-#                 cost_lower_bound
+#                 cost_lower_bound cold_final_ratio warm_final_ratio
 #                 (speedup = cold median / warm median, by runtime;
 #                 cost_*: by predicted cost; lower_bound yes when the
 #                 cold median was not reached, the budget then standing
-#                 in for it)
+#                 in for it; *_final_ratio: medians of final_ratio)
 #   warm.txt      the settings and the table printed here
 #
 #   warm.sh [EXAMPLE...]     (default: stencil_chain local_laplacian)
@@ -69,6 +77,10 @@
 #   BENCH_RUNS          runs per example (default 3; 2 quick)
 #   BENCH_SEED          the old schedule's seed; runs use the next ones
 #                       (default 1)
+#   BENCH_OLD           how the old schedule was tuned: cost (default) or
+#                       real (with measurement)
+#   BENCH_OLD_BUDGET    its budget in seconds (default BENCH_BUDGET; 300
+#                       with BENCH_OLD=real, 30 quick)
 #   BENCH_THREADS       tuner threads (default 2)
 #   BENCH_TOL           a ratio at most this reaches the old runtime
 #                       (default 1.05)
@@ -102,6 +114,14 @@ mruns=${BENCH_MEASURE_RUNS:-$mruns}
 min_time=${BENCH_MIN_TIME:-$min_time}
 max_measures=${BENCH_MAX_MEASURES:-40}
 out=${BENCH_OUT:-$out}
+old_how=${BENCH_OLD:-cost}
+case $old_how in
+cost) name=warm old_budget=$budget ;;
+real) name=warm-real old_budget=300
+	[ "$quick" = 1 ] && old_budget=30 ;;
+*) die "BENCH_OLD: '$old_how' is not cost or real" ;;
+esac
+old_budget=${BENCH_OLD_BUDGET:-$old_budget}
 
 . "$PT_SRCDIR/bench/lib.sh"
 case $size in
@@ -109,6 +129,8 @@ test | bench) ;;
 *) die "BENCH_SIZE: '$size' is not test or bench" ;;
 esac
 is_seconds "$budget" || die "BENCH_BUDGET: '$budget' is not a number of seconds"
+is_seconds "$old_budget" ||
+	die "BENCH_OLD_BUDGET: '$old_budget' is not a number of seconds"
 is_positive "$runs" || die "BENCH_RUNS: '$runs' is not a number of runs (1 or more)"
 case $seed in
 '' | *[!0-9]*) die "BENCH_SEED: '$seed' is not an unsigned integer" ;;
@@ -156,6 +178,11 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
 {
 	echo "warm-start benchmark, $when, $(uname -n)"
 	echo "size $size; budget $budget s per tuning run; $runs runs; seeds: old $seed, runs $((seed + 1))..$((seed + runs)); $threads threads"
+	if [ "$old_how" = real ]; then
+		echo "old schedule: MCTS with measurement (--measure), $old_budget s"
+	else
+		echo "old schedule: MCTS, cost model only, $old_budget s"
+	fi
 	echo "reached: measured runtime / old schedule's runtime <= $tol (protune measure --runs $mruns --min-time $min_time, side by side)"
 	echo
 } >"$tmp/warm.txt"
@@ -225,9 +252,9 @@ reach() {
 	echo "- no $_best $_n"
 }
 
-printf 'example\tedit\trun\tseed\tstart\tcost_reach_s\treach_s\treached\tratio\tmeasured\tbudget_s\n' \
+printf 'example\tedit\trun\tseed\tstart\tcost_reach_s\treach_s\treached\tratio\tmeasured\tbudget_s\tfinal_ratio\n' \
 	>"$tmp/warm.tsv"
-printf 'example\tedit\tstages_changed\truns\tcold_median_s\twarm_median_s\tspeedup\tlower_bound\tcold_cost_median_s\twarm_cost_median_s\tcost_speedup\tcost_lower_bound\n' \
+printf 'example\tedit\tstages_changed\truns\tcold_median_s\twarm_median_s\tspeedup\tlower_bound\tcold_cost_median_s\twarm_cost_median_s\tcost_speedup\tcost_lower_bound\tcold_final_ratio\twarm_final_ratio\n' \
 	>"$tmp/warm-summary.tsv"
 status=0
 for ex in "$@"; do
@@ -240,8 +267,10 @@ for ex in "$@"; do
 	fi
 	# the old schedule, and the same schedule under the edited model's key
 	old=$tmp/$ex.old.sched
-	if ! protune tune "$m0" --budget "$budget" --seed "$seed" \
-		--threads "$threads" -q >"$old" 2>"$tmp/tune.log"; then
+	set --
+	[ "$old_how" = real ] && set -- --measure
+	if ! protune tune "$m0" --budget "$old_budget" --seed "$seed" \
+		--threads "$threads" "$@" -q >"$old" 2>"$tmp/tune.log"; then
 		echo "warm.sh: tuning $ex:" >&2
 		cat "$tmp/tune.log" >&2
 		status=1
@@ -311,10 +340,17 @@ for ex in "$@"; do
 			creach=$(awk -F '\t' -v c="$oldcost" '
 				NR > 1 && $4 + 0 <= c * (1 + 1e-5) { print $1; f = 1; exit }
 				END { if (!f) print "-" }' "$tmp/trace/trace.tsv")
+			# the final schedule: the trace's last
+			last=$(awk -F '\t' 'NR > 1 && $6 != "-" { s = $6 } END { print s }' \
+				"$tmp/trace/trace.tsv")
+			if [ -z "$last" ] || ! fin=$(ratio "$tmp/trace/$last"); then
+				status=1
+				continue
+			fi
 			set -- $res
-			printf '%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+			printf '%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 				"$ex" "$edit" "$r" "$s" "$start" "$creach" "$1" \
-				"$2" "$3" "$4" "$budget" >>"$tmp/warm.tsv"
+				"$2" "$3" "$4" "$budget" "$fin" >>"$tmp/warm.tsv"
 			printf '  run %d %s: cost reached %s; %s\n' "$r" "$start" \
 				"$([ "$creach" = - ] && echo "not in $budget s" ||
 					echo "at $creach s")" "$(
@@ -322,7 +358,7 @@ for ex in "$@"; do
 					echo "runtime reached at $1 s (ratio $3, $4 schedules measured)"
 				else
 					echo "runtime not reached in $budget s (best ratio $3, $4 schedules measured)"
-				fi)"
+				fi); final ratio $fin"
 		done
 		r=$((r + 1))
 	done
@@ -348,6 +384,8 @@ for ex in "$@"; do
 			v[k, cnt[k]] = $8 == "yes" ? $7 + 0 : 1e30
 			v["c" k, cnt[k]] = $6 != "-" ? $6 + 0 : 1e30
 			cnt["c" k]++
+			v["f" k, cnt[k]] = $12 + 0
+			cnt["f" k]++
 		}
 		# cold and warm medians of one criterion: 4 columns
 		function cols(p,   c, w, lb) {
@@ -361,8 +399,9 @@ for ex in "$@"; do
 		}
 		END {
 			if (!cnt["cold"] || !cnt["warm"]) exit 1
-			printf "%s\t%s\t%s\t%d\t%s\t%s\n", ex, ed, ch, cnt["cold"],
-				cols(""), cols("c")
+			printf "%s\t%s\t%s\t%d\t%s\t%s\t%.3f\t%.3f\n", ex, ed, ch,
+				cnt["cold"], cols(""), cols("c"), med("fcold"),
+				med("fwarm")
 		}' "$tmp/warm.tsv" >>"$tmp/warm-summary.tsv" || status=1
 done
 
@@ -375,14 +414,17 @@ done
 		{ printf "  %-16s %-7s %-10s runtime: cold %8s  warm %7s  speed-up %s%s\n",
 			$1, $2, "(" $3 ")", t($5, $8), $6, $8 == "yes" ? ">= " : "", $7
 		  printf "  %-16s %-7s %-10s cost:    cold %8s  warm %7s  speed-up %s%s\n",
-			"", "", "", t($9, $12), $10, $12 == "yes" ? ">= " : "", $11 }' \
+			"", "", "", t($9, $12), $10, $12 == "yes" ? ">= " : "", $11
+		  printf "  %-16s %-7s %-10s final schedule / old: cold %.2f  warm %.2f\n",
+			"", "", "", $13, $14 }' \
 		"$tmp/warm-summary.tsv"
 } >"$tmp/table.txt"
 cat "$tmp/table.txt"
 cat "$tmp/table.txt" >>"$tmp/warm.txt"
 for f in warm.tsv warm-summary.tsv warm.txt; do
-	cp "$tmp/$f" "$out/$f.tmp" && mv "$out/$f.tmp" "$out/$f" ||
-		die "cannot write $out/$f"
+	g=$name${f#warm}
+	cp "$tmp/$f" "$out/$g.tmp" && mv "$out/$g.tmp" "$out/$g" ||
+		die "cannot write $out/$g"
 done
-echo "figures: $out/warm.tsv, $out/warm-summary.tsv, $out/warm.txt"
+echo "figures: $out/$name.tsv, $out/$name-summary.tsv, $out/$name.txt"
 exit $status

@@ -44,7 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define USAGE "retune [--budget=S] [--runs=N] [--dry-run] [PATTERN...]"
+#define USAGE \
+	"retune [--budget=S] [--runs=N] [--dry-run] [PATTERN...] " \
+	"[--SETTING=VALUE...]"
 #define RETUNE_RUNS 7           /* rounds of timing by default */
 #define RETUNE_WIN_SHARE 0.75   /* of the rounds the new one must win */
 
@@ -542,7 +544,7 @@ int pt_cmd_retune_main(int argc, char **argv)
 		return -1;
 	if (argc > 1 &&
 	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: protune " USAGE " [--SETTING=VALUE...]\n");
+		printf("usage: protune " USAGE "\n");
 		return 0;
 	}
 	memset(&r, 0, sizeof(r));

@@ -294,10 +294,19 @@ static void cache_store_hit(struct pt_lookup *lk, const struct pt_model *m,
 
 	if (!lk->cache || lk->cfg->mode == PT_MODE_READONLY)
 		return;
-	if (!fill_entry(&ce, m, f->text.buf, &mt, meta_num(f->sched, "budget"),
-			-1, f->measured_ms) &&
-	    pt_cache_put(lk->cache, &ce, &e))
+	double tuned;
+
+	if (fill_entry(&ce, m, f->text.buf, &mt, meta_num(f->sched, "budget"),
+		       -1, f->measured_ms))
+		goto out;
+	/* Tuned when the file says, not when it was copied (cache list and
+	 * the choice of a warm start's source go by it); used now. */
+	if ((tuned = meta_num(f->sched, "tuned_at")) > 0 &&
+	    tuned <= (double)ce.used_at)
+		ce.tuned_at = (int64_t)tuned;
+	if (pt_cache_put(lk->cache, &ce, &e))
 		drop_cache(lk, &e);
+out:
 	pt_strbuf_release(&mt);
 }
 
@@ -478,11 +487,13 @@ static void say(struct pt_lookup *lk, const struct pt_lookup_result *r)
 static int frozen_error(const struct pt_model *m, const char *key,
 			struct pt_error *err)
 {
+	int fn = m->function && *m->function;
+
 	return pt_error_set(err, PT_ENOTFOUND,
-			    "frozen mode: no schedule for generator '%s', function '%s', target '%s', key %s; tune it (PROTUNE_MODE=normal) and commit it with `protune commit`",
+			    "frozen mode: no schedule for generator '%s'%s%s%s, target '%s', key %s; tune it (PROTUNE_MODE=normal) and commit it with `protune commit`",
 			    m->generator && *m->generator ? m->generator : "?",
-			    m->function && *m->function ? m->function : "?",
-			    m->target, key);
+			    fn ? ", function '" : "", fn ? m->function : "",
+			    fn ? "'" : "", m->target, key);
 }
 
 /* One search thread per online core when the settings say 0. */

@@ -409,11 +409,13 @@ SchedPtr serve(const Funcs &funcs, const pt_model *m,
 		Msg msg;
 		sess.recv(&msg.m, "a schedule");
 		if (!strcmp(msg.m.type, "error")) {
+			/* The server reports the reason on its own stderr
+			 * (pt_serve.c): saying it again here only doubles
+			 * a long message. */
 			sess.try_send("bye", "");
 			sess.end(false);
-			fail("the protune server " + sess.peer() +
-			     " could not schedule pipeline " +
-			     pipeline_name(m) + ": " + one_line(msg.payload()));
+			fail("no schedule for pipeline '" + pipeline_name(m) +
+			     "': protune-cc refused it and says why");
 		}
 		if (strcmp(msg.m.type, "schedule"))
 			sess.broken(std::string("it sent '") + msg.m.type +

@@ -408,48 +408,20 @@ static double stage_ops(const struct pt_stage *ms)
 	return n > 1 ? n : 1;
 }
 
-/* A coordinate that moves with the consumer's region (rule 7). */
-static int follows_region(const struct pt_stage *ms, const struct pt_coord *c)
-{
-	int d;
-
-	if (c->has_clamp_min && c->has_clamp_max)
-		return 0;
-	if (!c->affine || !c->coef)
-		return 1;
-	for (d = 0; d < ms->ndims; d++)
-		if (!ms->dims[d].is_rvar && c->coef[d].num)
-			return 1;
-	return 0;
-}
-
 /* Funcs whose region must stay exact (rule 7): outputs, and Funcs reading
  * an input buffer or such a Func along their own region. */
-static void find_exact(struct pt_space *sp)
+static int find_exact(struct pt_space *sp)
 {
-	const struct pt_model *m = sp->m;
-	int f, i, j, k;
+	unsigned char *exact = malloc((size_t)sp->m->nfuncs + 1);
+	int f;
 
-	for (f = 0; f < m->nfuncs; f++) {
-		struct sp_func *fn = &sp->fn[f];
-
-		fn->exact = m->funcs[f].is_output;
-		for (i = 0; i < fn->nstages && !fn->exact; i++) {
-			const struct pt_stage *ms = &m->stages[fn->first + i];
-
-			for (j = 0; j < ms->naccesses; j++) {
-				const struct pt_access *a = &ms->accesses[j];
-
-				if (a->is_store || (a->kind == PT_ACCESS_FUNC &&
-				    (a->producer < 0 || a->producer >= f ||
-				     !sp->fn[a->producer].exact)))
-					continue;
-				for (k = 0; k < a->ncoords; k++)
-					if (follows_region(ms, &a->coords[k]))
-						fn->exact = 1;
-			}
-		}
-	}
+	if (!exact)
+		return PT_ENOMEM;
+	pt_model_exact_funcs(sp->m, exact);
+	for (f = 0; f < sp->m->nfuncs; f++)
+		sp->fn[f].exact = exact[f];
+	free(exact);
+	return 0;
 }
 
 /* One load and nothing else (an input wrapper): Adams' exception to the
@@ -850,8 +822,7 @@ int pt_space_new(const struct pt_model *m, const struct pt_space_opts *opts,
 		off += sblk_size(sg->npure);
 	}
 	sp->size = off;
-	find_exact(sp);
-	if (compile_reads(sp) || find_dups(sp)) {
+	if (find_exact(sp) || compile_reads(sp) || find_dups(sp)) {
 		pt_space_free(sp);
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	}

@@ -122,7 +122,11 @@ test_expect_success 'a fresh clone with an empty cache tunes nothing, even froze
 		EXAMPLES="blur harris" OUT=out) 2>log &&
 	test "$(grep -c "hit (store)" log)" = 2 &&
 	test "$(counter tuned)" = 0 &&
-	check_outputs clone/out blur harris
+	check_outputs clone/out blur harris &&
+	# the copy in the cache keeps the time the schedule was tuned
+	t=$(sed -n "s/^meta tuned_at=//p" clone/protune/blur/*.schedule) &&
+	protune ls blur >ls &&
+	grep " $(date -u -d "@$t" +%Y-%m-%dT%H:%M:%SZ) " ls
 '
 
 test_expect_success 'frozen mode fails on a generator with no stored schedule' '
