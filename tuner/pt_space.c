@@ -3322,19 +3322,45 @@ static int level_hosts(const struct pt_space *sp,
 	return 0;
 }
 
+/* The tail of split k (from 1) of pure dim p of stage s, by factor fa
+ * of a dim with e points: the vector split of stage 0 rounds up where the
+ * Func's region need not stay exact; at root a split that fits shifts
+ * inwards; everything else guards. */
+static int split_tail(const struct pt_space *sp,
+		      const struct pt_space_state *st, int s, int p, int k,
+		      int64_t fa, int64_t e)
+{
+	const struct sp_stage *sg = &sp->sg[s];
+	int g = gran(sp, st, sg->func);
+
+	if (sg->ms->index != 0 || g == G_SLIDE)
+		return PT_TAIL_GUARD;
+	if (k == 1 && sblk(sp, st, s)->vdim == p && !sp->fn[sg->func].exact)
+		return PT_TAIL_ROUND;
+	return g == G_ROOT && fa <= e ? PT_TAIL_SHIFT : PT_TAIL_GUARD;
+}
+
 /* The innermost level's loops to unroll (Adams: the innermost tile when
  * its loops are constants of at most 16 iterations in all and nothing is
- * computed inside it); 0 when none. */
+ * computed inside it); 0 when none. Not in a stage whose vectors are
+ * guarded: Halide predicates each one, and unrolled copies of predicated
+ * vectors make LLVM's register allocator crawl (a camera_pipe schedule,
+ * 32 lanes guarded, 8 rows unrolled: the generator ran past 600 s; the
+ * same without the unroll compiled in 57 s). */
 static int unroll_level(const struct pt_space *sp,
 			const struct pt_space_state *st, int s,
 			const struct sp_loop *loops, const struct ninfo *ni)
 {
 	const struct sp_stage *sg = &sp->sg[s];
 	struct st_stage *b = sblk(sp, st, s);
-	int x = b->order[b->nlev - 1], i;
+	int x = b->order[b->nlev - 1], i, v = b->vdim;
 	double prod = 1;
 
 	if (b->nlev < 2 || x == b->par || (sg->nrv && b->rvlev == x))
+		return 0;
+	if (v >= 0 && ni->nsplit[v] > 0 &&
+	    split_tail(sp, st, s, v, 1, ni->pfac[v][0],
+		       sg->ms->dims[sg->pure[v]].extent) == PT_TAIL_GUARD)
 		return 0;
 	for (i = ni->lfirst[x]; i <= ni->lend[x]; i++) {
 		if (!loops[i].inner)
@@ -3355,10 +3381,8 @@ static int stage_dirs(const struct pt_space *sp,
 {
 	const struct sp_stage *sg = &sp->sg[s];
 	const struct pt_stage *ms = sg->ms;
-	const struct sp_func *fn = &sp->fn[sg->func];
 	struct st_stage *b = sblk(sp, st, s);
-	int g = gran(sp, st, sg->func), np = sg->npure, p, k, i, d, same;
-	int s0 = ms->index == 0, root = g == G_ROOT, slide = g == G_SLIDE;
+	int np = sg->npure, p, k, i, d, same;
 	struct pt_directive *dr;
 	struct ninfo ni;
 	char buf[NAMELEN];
@@ -3379,13 +3403,7 @@ static int stage_dirs(const struct pt_space *sp,
 				return PT_ENOMEM;
 			dr->kind = PT_DIR_SPLIT;
 			dr->factor = fa;
-			dr->tail = PT_TAIL_GUARD;
-			if (s0 && !slide) {
-				if (k == 1 && b->vdim == p && !fn->exact)
-					dr->tail = PT_TAIL_ROUND;
-				else if (root && fa <= e)
-					dr->tail = PT_TAIL_SHIFT;
-			}
+			dr->tail = split_tail(sp, st, s, p, k, fa, e);
 			dr->outer = pt_model_strdup(sg->name[p][k][0]);
 			dr->inner = pt_model_strdup(sg->name[p][k][1]);
 			if (dir_name(dr, sg->name[p][k - 1][0]) ||

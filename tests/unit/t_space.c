@@ -947,6 +947,68 @@ PT_TEST(const_strided)
 	teardown(&x);
 }
 
+/* Whether a stage vectorizes the inner loop of a guarded split (*gv),
+ * and whether it unrolls anything (*un). */
+static void stage_flags(const struct pt_sched_stage *ss, int *gv, int *un)
+{
+	int i, j;
+
+	*gv = *un = 0;
+	for (i = 0; i < ss->ndirs; i++) {
+		const struct pt_directive *v = &ss->dirs[i];
+
+		*un |= v->kind == PT_DIR_UNROLL;
+		if (v->kind != PT_DIR_VECTORIZE)
+			continue;
+		for (j = 0; j < ss->ndirs; j++)
+			if (ss->dirs[j].kind == PT_DIR_SPLIT &&
+			    ss->dirs[j].tail == PT_TAIL_GUARD &&
+			    !strcmp(ss->dirs[j].inner, v->dim))
+				*gv = 1;
+	}
+}
+
+/* No stage both guards its vectors and unrolls (the camera_pipe schedule
+ * that kept LLVM busy past 600 s), while guarded vectors and unrolled
+ * stages each still occur. */
+PT_TEST(no_unroll_with_guarded_vectors)
+{
+	size_t e;
+	int guarded = 0, unrolled = 0, both = 0;
+
+	for (e = 0; e < NEXAMPLES; e++) {
+		struct fix x;
+		int i;
+
+		PT_REQUIRE(setup_model(&x, pt_test_example(examples[e]),
+				       PT_SPACE_PRUNE_ALL) == 0);
+		for (i = 0; i < 200; i++) {
+			uint64_t rng = (uint64_t)i;
+			struct pt_sched *s = NULL;
+			int f, k, gv, un;
+
+			PT_REQUIRE(pt_space_random_complete(x.sp, x.root, x.w,
+							    &rng, x.st) == 0);
+			PT_REQUIRE(pt_space_sched(x.sp, x.st, &s) == 0);
+			for (f = 0; f < s->nfuncs; f++)
+				for (k = 0; k < s->funcs[f].nstages; k++) {
+					stage_flags(&s->funcs[f].stages[k],
+						    &gv, &un);
+					guarded += gv;
+					unrolled += un;
+					if (gv && un && ++both <= 3)
+						printf("# %s seed %d: f%d stage %d\n",
+						       examples[e], i, f, k);
+				}
+			pt_sched_free(s);
+		}
+		teardown(&x);
+	}
+	PT_CHECK_INT(both, 0);
+	PT_CHECK(guarded > 100);
+	PT_CHECK(unrolled > 100);
+}
+
 PT_SUITE(space,
 	 { "root children", root_children },
 	 { "decision order and complete states", order_and_complete },
@@ -965,4 +1027,6 @@ PT_SUITE(space,
 	 { "prune: slide one dim", prune_slide_one_dim },
 	 { "no sliding", no_sliding },
 	 { "max levels", max_levels },
-	 { "rule 6: strided loads at constant addresses", const_strided });
+	 { "rule 6: strided loads at constant addresses", const_strided },
+	 { "no unroll with guarded vectors",
+	   no_unroll_with_guarded_vectors });
