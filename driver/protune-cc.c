@@ -18,6 +18,7 @@
 #include "protune/pt_config.h"
 #include "protune/pt_error.h"
 #include "protune/pt_genargs.h"
+#include "protune/pt_jobserver.h"
 #include "protune/pt_path.h"
 #include "protune/pt_spawn.h"
 #include "protune/pt_strbuf.h"
@@ -116,12 +117,24 @@ static FILE *open_log(const struct pt_config *cfg)
 	return f;
 }
 
-/* The look-up for one run: settings, cache, store, measuring, log. */
+/* The look-up for one run: settings, cache, store, measuring, log.
+ * Measuring under make (MAKEFLAGS set) compiles candidates in make's job
+ * slots: `js` is opened for the tuner, usable or not (pt_tune.h). */
 static void lookup_open(struct pt_lookup *lk, const struct pt_config *cfg,
 			const char *plugin, struct pt_measure_opts *mo,
-			int progress)
+			struct pt_jobserver *js, int progress)
 {
+	const char *makeflags = getenv("MAKEFLAGS");
+
 	pt_lookup_init(lk);
+	/* Before any fd is opened: make's fds of a recipe without '+' are
+	 * closed, and a file opened here could take their numbers. */
+	if (plugin && cfg->measure && makeflags) {
+		/* Only "already open" can fail; it stays unusable then,
+		 * which means one compile at a time. */
+		pt_jobserver_open_makeflags(js, makeflags, NULL);
+		lk->jobserver = js;
+	}
 	lk->cfg = cfg;
 	lk->name = NAME;
 	lk->out = stderr;
@@ -133,14 +146,20 @@ static void lookup_open(struct pt_lookup *lk, const struct pt_config *cfg,
 		pt_drv_measure_opts(cfg, plugin, mo);
 		lk->mopts = mo;
 	}
+	if (lk->jobserver && lk->log && !pt_jobserver_active(js))
+		fprintf(lk->log, "run by make without a jobserver (%s): candidates compile one at a time\n",
+			js->why);
 }
 
+/* Every token is back by now (pt_tune gives them back); close. */
 static void lookup_close(struct pt_lookup *lk)
 {
 	pt_cache_close(lk->cache);
 	pt_store_close(lk->store);
 	if (lk->log)
 		fclose(lk->log);
+	if (lk->jobserver)
+		pt_jobserver_close(lk->jobserver);
 	pt_lookup_release(lk);
 }
 
@@ -151,11 +170,12 @@ static int run_tuned(const struct pt_config *cfg, struct pt_genargs *ga,
 	struct pt_lookup lk;
 	struct pt_serve_opts so;
 	struct pt_measure_opts mo;
+	struct pt_jobserver js = PT_JOBSERVER_INIT;
 	struct pt_error err = PT_ERROR_INIT, serr = PT_ERROR_INIT;
 	int status = 1, served = 0, ret;
 	size_t i;
 
-	lookup_open(&lk, cfg, plugin, &mo, isatty(2));
+	lookup_open(&lk, cfg, plugin, &mo, &js, isatty(2));
 	if (lk.log) {
 		fprintf(lk.log, "--- %s", NAME);
 		for (i = 0; i < ga->argv.nr; i++)
@@ -194,6 +214,7 @@ static int serve(const struct pt_config *cfg)
 	struct pt_serve_opts so;
 	struct pt_lookup lk;
 	struct pt_measure_opts mo;
+	struct pt_jobserver js = PT_JOBSERVER_INIT;
 	struct pt_strbuf plugin = PT_STRBUF_INIT;
 	const char *t = getenv("PROTUNE_SERVE_TIMEOUT_MS");
 	int ret = 0;
@@ -224,7 +245,8 @@ static int serve(const struct pt_config *cfg)
 		if (no_plugin && cfg->measure)
 			fprintf(stderr, NAME ": warning: %s; not measuring\n",
 				err.msg);
-		lookup_open(&lk, cfg, no_plugin ? NULL : plugin.buf, &mo, 0);
+		lookup_open(&lk, cfg, no_plugin ? NULL : plugin.buf, &mo,
+			    &js, 0);
 		so.answer = pt_lookup_answer;
 		so.ctx = &lk;
 	} else {

@@ -17,6 +17,7 @@
 
 #include "protune/pt_config.h"
 #include "protune/pt_cost.h"
+#include "protune/pt_jobserver.h"
 #include "protune/pt_model.h"
 #include "protune/pt_sched.h"
 #include "protune/pt_tune.h"
@@ -268,6 +269,8 @@ static int cmd_tune(int argc, char **argv)
 	struct pt_cost *cost = NULL;
 	struct pt_config cfg;
 	struct pt_measure_opts mo;
+	struct pt_jobserver js = PT_JOBSERVER_INIT;
+	const char *mf;
 	struct pt_strbuf text = PT_STRBUF_INIT, plugin = PT_STRBUF_INIT;
 	struct pt_tune_result r;
 	struct pt_error err = PT_ERROR_INIT;
@@ -329,6 +332,11 @@ static int cmd_tune(int argc, char **argv)
 		mo.runs = a.runs;
 		a.to.measure = 1;
 		a.to.mopts = &mo;
+		/* Run by make: compile in its job slots (pt_tune.h). */
+		if ((mf = getenv("MAKEFLAGS"))) {
+			pt_jobserver_open_makeflags(&js, mf, NULL);
+			a.to.jobserver = &js;
+		}
 	}
 	a.to.log = a.quiet ? NULL : stderr;
 	if (a.trace && (ret = open_trace(&tr, a.trace)))
@@ -337,7 +345,12 @@ static int cmd_tune(int argc, char **argv)
 	a.to.progress = on_progress;
 	a.to.ctx = &tr;
 	a.to.want_best = a.trace != NULL;
-	if (pt_tune(m, &a.to, &r, &err)) {
+	ret = pt_tune(m, &a.to, &r, &err);
+	/* pt_tune gives back every token it takes (pt_tune.h). */
+	if (pt_jobserver_held(&js))
+		fprintf(stderr, "protune: warning: %zu jobserver tokens still held after tuning\n",
+			pt_jobserver_held(&js));
+	if (ret) {
 		ret = pt_cli_fail("tune: %s", err.msg);
 		goto out;
 	}
@@ -370,6 +383,7 @@ out:
 		ret = pt_cli_fail("cannot write the trace: %s", strerror(errno));
 	pt_strbuf_release(&tr.last);
 	pt_tune_result_release(&r);
+	pt_jobserver_close(&js);
 	if (have_cfg)
 		pt_config_release(&cfg);
 	pt_strbuf_release(&text);

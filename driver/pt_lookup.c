@@ -579,6 +579,7 @@ static int tune_and_store(struct pt_lookup *lk, const struct pt_model *m,
 	to.seed = lk->cfg->seed;
 	to.measure = lk->cfg->measure && lk->mopts;
 	to.mopts = lk->mopts;
+	to.jobserver = lk->jobserver;
 	to.progress = tune_progress;
 	pc.lk = lk;
 	pc.label = r->generator && *r->generator ? r->generator : r->key;

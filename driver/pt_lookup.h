@@ -38,6 +38,8 @@
 #include "protune/pt_store.h"
 #include "pt_serve.h"
 
+struct pt_jobserver;
+
 /* A retuned schedule replaces a stored one only when its runtime over the
  * old one's is below this, in retune mode (one figure each, from
  * different runs) as in `protune retune` (the median of side-by-side
@@ -93,6 +95,9 @@ struct pt_lookup {
 	struct pt_cache *cache;       /* NULL: no cache */
 	struct pt_store *store;       /* NULL: no store */
 	const struct pt_measure_opts *mopts;  /* for measure=on */
+	struct pt_jobserver *jobserver;       /* make's, for measuring
+					       * compiles (pt_tune.h:
+					       * pt_tune_opts.jobserver) */
 
 	FILE *log;                    /* the debug log, or NULL */
 	FILE *out;                    /* one line per session, or NULL */

@@ -6,6 +6,7 @@
 
 #include "protune/pt_space.h"
 
+#include "protune/pt_jobserver.h"
 #include "protune/pt_randsched.h"
 #include "protune/pt_strbuf.h"
 #include "protune/pt_time.h"
@@ -164,6 +165,7 @@ struct tune_ctx {
 	const struct pt_tune_opts *o;
 	long long t0;
 	long candidates;
+	int jobs;                /* measurements at most at once */
 	struct pt_error *err;
 	struct pt_sched *best;   /* want_best: the last best's schedule */
 	uint64_t best_hash;
@@ -177,49 +179,253 @@ static int clamp_ms(int v, int cap)
 	return v > 0 && v < cap ? v : cap;
 }
 
-/* Compile and time each state's schedule, one after the other. */
+/* --- measuring the candidates of a decision ------------------------------ */
+
+/* One decision's candidates, measured in waves of up to `jobs` at once:
+ * the calling thread measures the first of a wave, in the job slot this
+ * process holds, and a helper thread each of the others. Compiles hold
+ * the benchmark lock shared and timings exclusive, so the compiles of a
+ * wave overlap and its timings follow one by one; the next wave starts
+ * when the whole wave is done. (A helper taking the next candidate as soon
+ * as it is free would start a compile under another candidate's pending
+ * timing, and flock lets such compiles starve that timing.) Under make, a
+ * helper holds a jobserver token, taken without waiting for its wave and
+ * given back as soon as its candidate is measured; with fewer tokens free,
+ * the wave is smaller. Results go to ms[i] by index, so the answer does
+ * not depend on which candidate finishes first. */
+struct batch {
+	struct tune_ctx *tc;
+	struct pt_sched **s;     /* the candidates' schedules */
+	double *ms;
+	long first;              /* the log's number of candidate 0 */
+	struct pt_jobserver *js; /* active, or NULL: helpers need no token */
+	pthread_mutex_t mu;      /* guards js and the fields below */
+	double compile_ms;       /* the compiles' wall times, summed */
+	int tried;               /* candidates not skipped for the budget */
+};
+
+struct helper {
+	struct batch *b;
+	int i;                   /* the candidate */
+	int token;               /* holds a jobserver token */
+	pthread_t tid;
+};
+
+/* Give a helper's token back. A token that cannot be written back stays
+ * in js->held, for pt_jobserver_close() to try again. */
+static void give_back(struct batch *b, int *token)
+{
+	struct pt_error e = PT_ERROR_INIT;
+
+	if (!*token)
+		return;
+	*token = 0;
+	pthread_mutex_lock(&b->mu);
+	if (pt_jobserver_release(b->js, &e) && b->tc->o->log)
+		fprintf(b->tc->o->log, "%s\n", e.msg);
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* Measure candidate i; its timeouts are what is left of the budget now:
+ * its compile, its runs and its waits for the benchmark lock time out
+ * there (then it counts as failed). Under a second left, it is not
+ * tried. */
+static void measure_one(struct batch *b, int i)
+{
+	struct tune_ctx *tc = b->tc;
+	const struct pt_tune_opts *o = tc->o;
+	struct pt_measure_opts mo = *o->mopts;
+	struct pt_measure_result mr;
+	struct pt_strbuf text = PT_STRBUF_INIT;
+	struct pt_error e = PT_ERROR_INIT;
+	long long start = pt_time_now_ms(), end;
+	long long left = (long long)(o->budget_s * 1000.0) -
+			 (start - tc->t0);
+	long num = b->first + i;
+	int ret;
+
+	b->ms[i] = -1;
+	if (o->budget_s > 0 && left < 1000) {
+		if (o->log)
+			fprintf(o->log, "candidate %ld: not timed: the budget is spent\n",
+				num);
+		return;
+	}
+	pthread_mutex_lock(&b->mu);
+	b->tried++;
+	pthread_mutex_unlock(&b->mu);
+	if (o->budget_s > 0) {
+		int cap = left > INT32_MAX ? INT32_MAX : (int)left;
+
+		mo.compile_timeout_ms = clamp_ms(o->mopts->compile_timeout_ms,
+						 cap);
+		mo.run_timeout_ms = clamp_ms(o->mopts->run_timeout_ms, cap);
+		mo.lock_timeout_ms = clamp_ms(o->mopts->lock_timeout_ms, cap);
+	}
+	if (pt_sched_print(b->s[i], &text))
+		ret = pt_error_set(&e, PT_ENOMEM, "out of memory");
+	else
+		ret = pt_measure(tc->m, text.buf, &mo, &mr, &e);
+	end = pt_time_now_ms();
+	if (!ret) {
+		b->ms[i] = mr.median_ms;
+		pthread_mutex_lock(&b->mu);
+		b->compile_ms += mr.compile_ms;
+		pthread_mutex_unlock(&b->mu);
+	}
+	if (o->log) {
+		if (!ret)
+			fprintf(o->log, "candidate %ld: %.4f ms (compiled in %.2f s; from %.2f s to %.2f s)\n",
+				num, mr.median_ms, mr.compile_ms / 1000.0,
+				(double)(start - tc->t0) / 1000.0,
+				(double)(end - tc->t0) / 1000.0);
+		else
+			fprintf(o->log, "candidate %ld: invalid: %s\n", num,
+				e.msg);
+	}
+	pt_strbuf_release(&text);
+}
+
+static void *helper_main(void *arg)
+{
+	struct helper *h = arg;
+
+	measure_one(h->b, h->i);
+	/* The token covered that measurement only. */
+	give_back(h->b, &h->token);
+	return NULL;
+}
+
+/* The most candidates to measure at once, of `want`, before counting
+ * tokens; `why` gets the reason for fewer. */
+static int max_jobs(const struct pt_tune_opts *o, int want, const char **why)
+{
+	*why = NULL;
+	if (want <= 1)
+		return 1;
+	if (!o->mopts->lock_path || !*o->mopts->lock_path) {
+		/* Nothing would keep the timings off the compiles. */
+		*why = "no benchmark lock";
+		return 1;
+	}
+	if (o->jobserver && !pt_jobserver_active(o->jobserver)) {
+		*why = o->jobserver->why[0] ? o->jobserver->why :
+		       "make gives no jobserver";
+		return 1;
+	}
+	return want;
+}
+
+/* Helpers for a wave of up to `size` candidates: under make, one token
+ * each, taken without waiting. Returns how many may run. */
+static int take_tokens(struct batch *b, struct helper *h, int size)
+{
+	int k;
+
+	if (!b->js)
+		return size - 1;
+	pthread_mutex_lock(&b->mu);
+	for (k = 0; k < size - 1; k++) {
+		if (pt_jobserver_acquire(b->js, 0, NULL))
+			break;
+		h[k].token = 1;
+	}
+	pthread_mutex_unlock(&b->mu);
+	return k;
+}
+
+#define NO_SLOTS "no more free job slots in make's jobserver"
+
+/* pt_search_measure_fn's work: compile and time each state's schedule,
+ * several at once when the settings and make allow it. */
 static int measure_all(struct tune_ctx *tc,
 		       const struct pt_space_state *const *st, int n,
 		       double *ms)
 {
-	struct pt_tune_opts o = *tc->o;
-	struct pt_measure_opts mo = *tc->o->mopts;
-	int i, ret;
+	const struct pt_tune_opts *o = tc->o;
+	struct batch b;
+	struct helper *h = NULL;
+	long long t0 = pt_time_now_ms();
+	const char *why;
+	int cap, planned = 0, w, size, i, k, ret = 0;
 
-	/* Each candidate gets what is left of the budget, no more: its
-	 * compile, its runs and its waits for the benchmark lock time out
-	 * there (then it counts as failed). Under a second left, the rest
-	 * are not tried. */
-	o.mopts = &mo;
-	for (i = 0; i < n; i++) {
-		struct pt_sched *s = NULL;
-		long long left = (long long)(tc->o->budget_s * 1000.0) -
-				 (pt_time_now_ms() - tc->t0);
-
+	memset(&b, 0, sizeof(b));
+	for (i = 0; i < n; i++)
 		ms[i] = -1;
-		if (tc->o->budget_s > 0 && left < 1000) {
-			if (tc->o->log)
-				fprintf(tc->o->log, "candidate %ld: not timed: the budget is spent\n",
-					tc->candidates++);
-			continue;
-		}
-		if (tc->o->budget_s > 0) {
-			int cap = left > INT32_MAX ? INT32_MAX : (int)left;
-
-			mo.compile_timeout_ms = clamp_ms(tc->o->mopts->
-							 compile_timeout_ms,
-							 cap);
-			mo.run_timeout_ms = clamp_ms(tc->o->mopts->run_timeout_ms,
-						     cap);
-			mo.lock_timeout_ms = clamp_ms(tc->o->mopts->
-						      lock_timeout_ms, cap);
-		}
-		if ((ret = pt_space_sched(tc->sp, st[i], &s)))
-			return ret;
-		ms[i] = time_one(tc->m, s, &o, tc->candidates++);
-		pt_sched_free(s);
+	if (n <= 0)
+		return 0;
+	if (o->budget_s > 0 && (long long)(o->budget_s * 1000.0) -
+	    (t0 - tc->t0) < 1000) {
+		/* Under a second left: none is tried (measure_one). */
+		for (i = 0; i < n; i++, tc->candidates++)
+			if (o->log)
+				fprintf(o->log, "candidate %ld: not timed: the budget is spent\n",
+					tc->candidates);
+		return 0;
 	}
-	return 0;
+	cap = max_jobs(o, n < tc->jobs ? n : tc->jobs, &why);
+	/* The schedules first, here: helpers then only print and measure. */
+	b.s = calloc((size_t)n, sizeof(*b.s));
+	h = cap > 1 ? calloc((size_t)cap - 1, sizeof(*h)) : NULL;
+	if (!b.s || (cap > 1 && !h)) {
+		ret = PT_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if ((ret = pt_space_sched(tc->sp, st[i], &b.s[i])))
+			goto out;
+	b.tc = tc;
+	b.ms = ms;
+	/* Numbers for the log, up front: workers never touch tc. */
+	b.first = tc->candidates;
+	tc->candidates += n;
+	b.js = cap > 1 && o->jobserver ? o->jobserver : NULL;
+	pthread_mutex_init(&b.mu, NULL);
+	for (w = 0; w < n; w += size) {
+		int want = n - w < cap ? n - w : cap, started = 0;
+
+		size = 1 + take_tokens(&b, h, want);
+		if (!w) {
+			planned = size;
+			if (o->log)
+				fprintf(o->log, "measuring %d candidate%s, %d at a time%s%s%s\n",
+					n, n == 1 ? "" : "s", size,
+					why || size < want ? " (" : "",
+					why ? why : size < want ? NO_SLOTS : "",
+					why || size < want ? ")" : "");
+		} else if (size < want && size < planned && o->log) {
+			fprintf(o->log, "candidates %ld to %ld: %d at a time (" NO_SLOTS ")\n",
+				b.first + w, b.first + w + want - 1, size);
+		}
+		for (k = 0; k < size - 1; k++) {
+			h[k].b = &b;
+			h[k].i = w + 1 + k;
+			if (pthread_create(&h[k].tid, NULL, helper_main, &h[k]))
+				break;
+			started++;
+		}
+		/* This thread measures too, in the slot the process holds;
+		 * then what helpers that could not start were to measure. */
+		measure_one(&b, w);
+		for (k = started; k < size - 1; k++) {
+			give_back(&b, &h[k].token);
+			measure_one(&b, h[k].i);
+		}
+		for (k = 0; k < started; k++)
+			pthread_join(h[k].tid, NULL);
+	}
+	pthread_mutex_destroy(&b.mu);
+	if (o->log && b.tried > 1)
+		fprintf(o->log, "measured %d candidates in %.2f s; their compiles took %.2f s in all\n",
+			b.tried, (double)(pt_time_now_ms() - t0) / 1000.0,
+			b.compile_ms / 1000.0);
+out:
+	if (b.s)
+		for (i = 0; i < n; i++)
+			pt_sched_free(b.s[i]);
+	free(b.s);
+	free(h);
+	return ret;
 }
 
 /* A measurement runs in a thread of its own while the calling thread
@@ -373,6 +579,7 @@ static int tune_search(const struct pt_model *m, const struct pt_tune_opts *o,
 	tc.o = o;
 	tc.t0 = pt_time_now_ms();
 	tc.candidates = 0;
+	tc.jobs = so.threads;
 	tc.err = err;
 	tc.best = NULL;
 	tc.best_hash = 0;

@@ -14,13 +14,19 @@
  * pt_sched_baseline(), or with measurement the fastest of the baseline and
  * random legal schedules (pt_randsched) timed while the budget lasts.
  *
- * Measurement runs one candidate at a time: each compile is one job, run
- * in the slot the calling process already holds under `make -j` (so a
- * build is never oversubscribed), and each benchmark run takes the
- * machine-wide lock (pt_measure_opts.lock_path).
+ * Measurement compiles the candidates of a decision several at a time and
+ * times them one at a time: compiles hold the machine-wide benchmark lock
+ * (pt_measure_opts.lock_path) shared, benchmark runs exclusive. They go in
+ * waves: the next compiles start when the wave's timings are done. At most
+ * search.threads (0: 1) candidates are measured at once, one when there is
+ * no lock_path (nothing would keep a timing off a compile), and under make
+ * no more than make's job slots allow (opts->jobserver). The log gets one
+ * line per decision ("measuring 4 candidates, 2 at a time") and one per
+ * candidate with its compile time and when it started and ended.
  *
- * Ownership: opts (and the cost model) are borrowed; the result's schedule
- * belongs to the caller (pt_tune_result_release). No global state.
+ * Ownership: opts (and the cost model, the jobserver) are borrowed; the
+ * result's schedule belongs to the caller (pt_tune_result_release). No
+ * global state.
  *
  * Errors: 0 with a schedule (the best found so far when the budget ran
  * out), or a negative PT_E* with err filled: the progress callback's error
@@ -40,6 +46,8 @@
 
 #include "protune/pt_cost.h"
 #include "protune/pt_search.h"
+
+struct pt_jobserver;
 
 /* The tuner's name and version in a schedule's meta entries; the interim
  * tuner (no cost model) is "baseline" version 1. */
@@ -74,6 +82,20 @@ struct pt_tune_opts {
 	void *ctx;
 	FILE *log;             /* candidate failures and times, or NULL */
 	const struct pt_cost *cost;  /* NULL: the interim tuner */
+	/* Measuring under make (pt_jobserver.h), opened by the caller from
+	 * MAKEFLAGS:
+	 *   NULL      not run by make: up to search.threads compiles at
+	 *             once;
+	 *   inactive  (kind NONE) run by make without a usable jobserver
+	 *             (-j1, or a recipe not marked '+'): one at a time;
+	 *   active    one compile in the job slot the process holds, and
+	 *             one more for each token taken without waiting (none
+	 *             free: fewer at once), each token given back as soon
+	 *             as its candidate is measured.
+	 * Every token taken is back when pt_tune() returns, whatever it
+	 * returns. pt_tune() uses the jobserver from several threads under
+	 * a mutex of its own: nothing else may use it during the call. */
+	struct pt_jobserver *jobserver;
 	int want_best;         /* progress reports carry the best schedule */
 	/* Warm start (doc/tuning.md, "Warm starts"): a schedule tuned
 	 * earlier for warm_model, an earlier version of this pipeline (or

@@ -121,4 +121,70 @@ for ex in blur local_laplacian; do
 	"
 done
 
+# cost+real compiles the candidates of a decision several at a time (one
+# per search thread when no make runs us; t0400 has the make side) and
+# times them one at a time. blur's model at test size; RunGenMain.o comes
+# from t0220's cache when it is there, else it is compiled once here.
+plugin=$PT_BUILD_DIR/lib/libprotune_halide.so
+test_expect_success 'cost+real: a blur model, and RunGenMain.o for measuring' '
+	mkdir -p gen "$HOME/.cache/protune/rungen" &&
+	{ cp "$PT_BUILD_DIR"/tests/protune-cache/rungen/RunGenMain-*.o \
+		"$HOME/.cache/protune/rungen/" 2>/dev/null || :; } &&
+	PROTUNE_DUMP_MODEL=$PWD/blur.model "$PT_BUILD_DIR/ex/bin/blur.generator" \
+		-g blur -o gen -e static_library,h,registration -n blur \
+		-p "$plugin" -s ProTune auto_schedule=true target=host \
+		size=test $MP >gen.log 2>&1;
+	test -s blur.model &&
+	protune baseline blur.model >base.sched &&
+	protune measure blur.model base.sched --runs 1 >/dev/null
+'
+
+# measured_tune THREADS: tune blur.model with measurement outside make, the
+# schedule in mTHREADS.sched, the log in mTHREADS.err.
+measured_tune() {
+	(unset MAKEFLAGS MFLAGS MAKELEVEL &&
+	 protune tune blur.model --measure --threads "$1" --budget 8 --seed 3 \
+		--runs 1 >m$1.sched 2>m$1.err)
+	_rc=$?
+	cat m$1.err
+	return $_rc
+}
+
+test_expect_success 'cost+real with --threads 2 compiles 2 at a time; the answer is correct' '
+	measured_tune 2 &&
+	test_grep "^measuring [0-9]* candidates, 2 at a time$" m2.err &&
+	grep "^candidate [0-9]*: [0-9.]* ms (compiled in" m2.err &&
+	protune check blur.model m2.sched &&
+	grep "^meta measured_ms=" m2.sched &&
+	mkdir m2 &&
+	PROTUNE_SCHEDULE_FILE=$PWD/m2.sched "$PT_BUILD_DIR/ex/bin/blur.generator" \
+		-g blur -o m2 -e static_library,h,registration -n blur \
+		-p "$plugin" -s ProTune auto_schedule=true target=host \
+		size=test $MP &&
+	c++ -std=c++17 -O1 -isystem "$PT_HALIDE_INCDIR" \
+		"$PT_BUILD_DIR/ex/obj/RunGenMain.o" m2/blur.registration.cpp \
+		m2/blur.a -ldl -lpthread -o m2/rungen &&
+	pt_rungen_run blur-ref/rungen ref.tmp 1 &&
+	pt_rungen_run m2/rungen m2.tmp 1 &&
+	pt_ex_compare blur ref.tmp m2.tmp
+'
+
+# Two compiles at once: in a decision measured 2 at a time, the compiles
+# add up to more than the wall time of measuring them all (one at a time,
+# they cannot: the runs come on top). "measured N candidates in W s;
+# their compiles took C s in all".
+test_expect_success 'the compiles of a decision overlap' '
+	awk "/^measured [0-9]+ candidates in/ && \$10 + 0 > \$5 + 0 { ok = 1 }
+		END { exit !ok }" m2.err
+'
+
+test_expect_success 'cost+real with --threads 1 measures 1 at a time' '
+	measured_tune 1 &&
+	test_grep "^measuring [0-9]* candidates, 1 at a time$" m1.err &&
+	! grep "at a time" m1.err | grep -v " 1 at a time$" &&
+	! awk "/^measured [0-9]+ candidates in/ && \$10 + 0 > \$5 + 0 { bad = 1 }
+		END { exit !bad }" m1.err &&
+	protune check blur.model m1.sched
+'
+
 test_done
