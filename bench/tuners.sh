@@ -45,7 +45,16 @@
 #                       of building every source again (changed budgets or
 #                       seeds then go unnoticed)
 #   BENCH_ANYTIME       the examples of the anytime curve (default
-#                       stencil_chain local_laplacian; none: no curve)
+#                       stencil_chain local_laplacian; none: no curve;
+#                       with BENCH_MERGE=1 the default is none, and the
+#                       earlier curve stays)
+#   BENCH_MERGE=1       add to the figures already in the output
+#                       directory: the rows of examples not run now are
+#                       kept (with their notes), and the tables and the
+#                       plot cover all of them. The earlier run must have
+#                       had the same settings (tuners.txt's second line),
+#                       else the script stops. For running the 13
+#                       examples a few at a time.
 #   BENCH_OUT           the output directory
 # From the Makefile: PT_BUILD_DIR, PT_SRCDIR, PT_MAKE (make with B=...) and
 # PT_B (the build directory as make names it, e.g. build/).
@@ -87,7 +96,12 @@ seed=${BENCH_SEED:-1}
 threads=${BENCH_THREADS:-2}
 tmo=${BENCH_TIMEOUT:-$tmo}
 reuse=${BENCH_REUSE:-0}
-anytime_ex=${BENCH_ANYTIME:-stencil_chain local_laplacian}
+merge=${BENCH_MERGE:-0}
+case $merge in
+0) anytime_ex=${BENCH_ANYTIME:-stencil_chain local_laplacian} ;;
+1) anytime_ex=${BENCH_ANYTIME:-none} ;;
+*) die "BENCH_MERGE: '$merge' is not 0 or 1" ;;
+esac
 out=${BENCH_OUT:-$out}
 sources=${SOURCES:-$all_sources}
 
@@ -126,6 +140,13 @@ for s in $all_sources protune; do
 done
 sources=$(echo $sel)
 
+# settings_line: the settings, as tuners.txt states them
+settings_line() {
+	printf 'size %s; protune budgets %s s cost-only (mcts-cost, beam, greedy), %s s measured (mcts-real, random); protune seed %s, %s threads; Adams2019 beam 32, 5 passes, greedy beam 1, no dropout; %s rounds of %s s' \
+		"$size" "$budget" "$budget_real" "$seed" "$threads" "$rounds" \
+		"$min_time"
+}
+
 [ $# -gt 0 ] || set -- $(pt_ex_list)
 examples=$*
 [ -n "$examples" ] || die "no examples"
@@ -135,6 +156,14 @@ for ex in $examples; do
 done
 
 mkdir -p "$out" || die "cannot create $out"
+if [ "$merge" = 1 ] && [ -f "$out/tuners.tsv" ]; then
+	_was=$(sed -n 2p "$out/tuners.txt" 2>/dev/null)
+	_now="$(nproc) cores; $(settings_line)."
+	[ "$_was" = "$_now" ] ||
+		die "BENCH_MERGE: $out/tuners.txt was made with other settings:
+  earlier: $_was
+  now:     $_now"
+fi
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 bpid=
@@ -142,11 +171,7 @@ trap '[ -z "$bpid" ] || kill "$bpid" 2>/dev/null; exit 130' INT TERM HUP
 
 fail=0
 when=$(date -u +%Y-%m-%dT%H:%MZ)
-settings="size $size; protune budgets ${budget} s cost-only"
-settings="$settings (mcts-cost, beam, greedy), ${budget_real} s measured"
-settings="$settings (mcts-real, random); protune seed $seed, $threads threads"
-settings="$settings; Adams2019 beam 32, 5 passes, greedy beam 1, no dropout"
-settings="$settings; $rounds rounds of ${min_time} s"
+settings=$(settings_line)
 {
 	echo "protune tuner benchmark, $when: $(protune-cc --version 2>&1 | head -n 1);"
 	echo "$(nproc) cores; $settings."
@@ -306,6 +331,37 @@ for ex in $examples; do
 			"$check" >>"$tmp/tsv"
 	done
 done
+# BENCH_MERGE: the earlier rows and notes of the examples not run now,
+# then every example's rows in the examples' order.
+if [ "$merge" = 1 ] && [ -f "$out/tuners.tsv" ]; then
+	kept=
+	for ex in $(PT_EXAMPLES= pt_ex_list); do
+		case " $examples " in *" $ex "*) continue ;; esac
+		awk -F '\t' -v ex="$ex" 'NR > 1 && $1 == ex' "$out/tuners.tsv" \
+			>"$tmp/old.rows"
+		[ -s "$tmp/old.rows" ] || continue
+		cat "$tmp/old.rows" >>"$tmp/tsv"
+		grep "^- $ex " "$out/tuners.txt" >>"$tmp/notes" 2>/dev/null
+		kept="$kept $ex"
+	done
+	if [ -n "$kept" ]; then
+		_all=
+		for ex in $(PT_EXAMPLES= pt_ex_list); do
+			case " $examples $kept " in *" $ex "*) _all="$_all $ex" ;; esac
+		done
+		examples=$(echo $_all)
+		awk -F '\t' -v order="$examples" '
+			BEGIN { n = split(order, o, " "); for (i = 1; i <= n; i++) k[o[i]] = i }
+			NR == 1 { print; next }
+			{ printf "%06d\t%s\n", k[$1] * 1000 + NR, $0 }' "$tmp/tsv" |
+			{ IFS= read -r h; echo "$h"; sort; } |
+			sed '2,$s/^[0-9]*\t//' >"$tmp/tsv.sorted"
+		mv "$tmp/tsv.sorted" "$tmp/tsv"
+		echo "merged: rows of$kept kept from the earlier run"
+		echo "rows of$kept: from an earlier run with the same settings (BENCH_MERGE)" \
+			>>"$tmp/head"
+	fi
+fi
 cp "$tmp/tsv" "$out/tuners.tsv" || die "cannot write $out/tuners.tsv"
 
 # The tables (Markdown, so that they can be quoted as they are) and the
