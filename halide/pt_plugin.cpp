@@ -295,6 +295,7 @@ public:
 			     " --serve: " + err.msg);
 		started_ = pt_time_now_ms();
 		spawned_ = true;
+		own_server_ = true;
 		pt_proto_init(&p_, child_.out.fd, child_.in.fd, timeout);
 		peer_ = cc + " --serve (pid " + std::to_string(child_.pid) +
 			")";
@@ -377,11 +378,14 @@ public:
 	}
 
 	const std::string &peer() const { return peer_; }
+	/* The channel came from protune-cc (PROTUNE_CHANNEL_FDS). */
+	bool inherited() const { return !own_server_; }
 
 private:
 	pt_proto p_ = { -1, -1, 0, nullptr, 0, 0 };
 	pt_child child_;
 	bool spawned_ = false;
+	bool own_server_ = false;  /* started by us, not inherited */
 	long long started_ = 0;
 	std::string peer_;
 };
@@ -409,13 +413,20 @@ SchedPtr serve(const Funcs &funcs, const pt_model *m,
 		Msg msg;
 		sess.recv(&msg.m, "a schedule");
 		if (!strcmp(msg.m.type, "error")) {
-			/* The server reports the reason on its own stderr
-			 * (pt_serve.c): saying it again here only doubles
-			 * a long message. */
+			/* protune-cc, our parent when the channel is
+			 * inherited, prints the reason itself when the
+			 * generator fails: saying it here too would only
+			 * double a long message. A server we started may
+			 * not be protune-cc: its reason goes in ours. */
 			sess.try_send("bye", "");
 			sess.end(false);
+			if (sess.inherited())
+				fail("no schedule for pipeline '" +
+				     pipeline_name(m) +
+				     "': protune-cc refused it and says why");
 			fail("no schedule for pipeline '" + pipeline_name(m) +
-			     "': protune-cc refused it and says why");
+			     "' from " + sess.peer() + ": " +
+			     one_line(msg.payload()));
 		}
 		if (strcmp(msg.m.type, "schedule"))
 			sess.broken(std::string("it sent '") + msg.m.type +
