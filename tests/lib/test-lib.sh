@@ -129,6 +129,24 @@ test_grep() {
 	fi
 }
 
+# blur_measure_setup [GENERATOR-PARAM...]: blur.model (test size) in the
+# current directory, from a run of blur's generator through the plugin,
+# and RunGenMain.o ready for `protune measure` in $HOME/.cache/protune
+# (copied from the build's test cache when there, else compiled once by a
+# first measurement of blur's baseline schedule, base.sched).
+blur_measure_setup() {
+	mkdir -p gen "$HOME/.cache/protune/rungen" &&
+	{ cp "$PT_BUILD_DIR"/tests/protune-cache/rungen/RunGenMain-*.o \
+		"$HOME/.cache/protune/rungen/" 2>/dev/null || :; } &&
+	PROTUNE_DUMP_MODEL=$PWD/blur.model "$PT_BUILD_DIR/ex/bin/blur.generator" \
+		-g blur -o gen -e static_library,h,registration -n blur \
+		-p "$PT_BUILD_DIR/lib/libprotune_halide.so" -s ProTune \
+		auto_schedule=true target=host size=test "$@" >gen.log 2>&1
+	test -s blur.model &&
+	protune baseline blur.model >base.sched &&
+	protune measure blur.model base.sched --runs 1 >/dev/null
+}
+
 test_done() {
 	echo "1..$test_count"
 	if [ "$test_failed" -eq 0 ]; then

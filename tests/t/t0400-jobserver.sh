@@ -45,18 +45,8 @@ test_expect_success 'a recipe not marked + is told why it has no jobserver' '
 # token back when it is done. The makes below are the test's own, not
 # sub-makes of make check.
 unset MAKEFLAGS MFLAGS MAKELEVEL
-plugin=$PT_BUILD_DIR/lib/libprotune_halide.so
 test_expect_success 'a blur model, and RunGenMain.o for measuring' '
-	mkdir -p gen "$HOME/.cache/protune/rungen" &&
-	{ cp "$PT_BUILD_DIR"/tests/protune-cache/rungen/RunGenMain-*.o \
-		"$HOME/.cache/protune/rungen/" 2>/dev/null || :; } &&
-	PROTUNE_DUMP_MODEL=$PWD/blur.model "$PT_BUILD_DIR/ex/bin/blur.generator" \
-		-g blur -o gen -e static_library,h,registration -n blur \
-		-p "$plugin" -s ProTune auto_schedule=true target=host \
-		size=test >gen.log 2>&1;
-	test -s blur.model &&
-	protune baseline blur.model >base.sched &&
-	protune measure blur.model base.sched --runs 1 >/dev/null
+	blur_measure_setup
 '
 
 # After the tuning, the same job probes: with make -j2, the one token the

@@ -127,16 +127,7 @@ done
 # from t0220's cache when it is there, else it is compiled once here.
 plugin=$PT_BUILD_DIR/lib/libprotune_halide.so
 test_expect_success 'cost+real: a blur model, and RunGenMain.o for measuring' '
-	mkdir -p gen "$HOME/.cache/protune/rungen" &&
-	{ cp "$PT_BUILD_DIR"/tests/protune-cache/rungen/RunGenMain-*.o \
-		"$HOME/.cache/protune/rungen/" 2>/dev/null || :; } &&
-	PROTUNE_DUMP_MODEL=$PWD/blur.model "$PT_BUILD_DIR/ex/bin/blur.generator" \
-		-g blur -o gen -e static_library,h,registration -n blur \
-		-p "$plugin" -s ProTune auto_schedule=true target=host \
-		size=test $MP >gen.log 2>&1;
-	test -s blur.model &&
-	protune baseline blur.model >base.sched &&
-	protune measure blur.model base.sched --runs 1 >/dev/null
+	blur_measure_setup $MP
 '
 
 # measured_tune THREADS: tune blur.model with measurement outside make, the
