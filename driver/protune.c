@@ -554,7 +554,7 @@ static int cmd_measure(const struct args *a)
 	ret = load_pair(a, &m, &s, &text, !a->no_check);
 	if (!ret)
 		ret = cache_dir(a, &cache) || plugin_path(a, &plugin);
-	if (!ret && pt_strbuf_addstr(&lock, PT_DRV_BENCH_LOCK))
+	if (!ret && pt_strbuf_addstr(&lock, pt_drv_bench_lock()))
 		ret = pt_cli_fail("out of memory");
 	if (ret)
 		goto out;

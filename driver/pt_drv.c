@@ -161,8 +161,15 @@ void pt_drv_measure_opts(const struct pt_config *cfg, const char *plugin,
 	memset(o, 0, sizeof(*o));
 	o->cache_dir = cfg->cache_dir;
 	o->plugin_path = plugin;
-	o->lock_path = PT_DRV_BENCH_LOCK;
+	o->lock_path = pt_drv_bench_lock();
 	o->cxx = getenv("PROTUNE_CXX");
+}
+
+const char *pt_drv_bench_lock(void)
+{
+	const char *p = getenv("PROTUNE_BENCH_LOCK");
+
+	return p && *p ? p : PT_DRV_BENCH_LOCK;
 }
 
 extern char **environ;

@@ -24,6 +24,12 @@
  * user and cache of the machine. */
 #define PT_DRV_BENCH_LOCK "/tmp/protune-bench.lock"
 
+/* The benchmark lock to take: $PROTUNE_BENCH_LOCK when set and not empty
+ * (a test suite's runs in parallel, or a machine split between separate
+ * groups of measurements), else PT_DRV_BENCH_LOCK. Borrowed from the
+ * environment. */
+const char *pt_drv_bench_lock(void);
+
 /* $PROTUNE_PLUGIN, else ../lib/libprotune_halide.so next to the running
  * program. PT_ENOTFOUND (with a hint) when there is none, or when
  * PROTUNE_PLUGIN names a path (it has a '/') that is not a readable

@@ -45,6 +45,10 @@ test_expect_success 'a recipe not marked + is told why it has no jobserver' '
 # token back when it is done. The makes below are the test's own, not
 # sub-makes of make check.
 unset MAKEFLAGS MFLAGS MAKELEVEL
+# A benchmark lock of its own: other tests measure at the same time, and
+# waiting for the machine's lock would spend the short budgets.
+PROTUNE_BENCH_LOCK=$TRASH_DIRECTORY/bench.lock
+export PROTUNE_BENCH_LOCK
 test_expect_success 'a blur model, and RunGenMain.o for measuring' '
 	blur_measure_setup
 '

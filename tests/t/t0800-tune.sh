@@ -131,9 +131,12 @@ test_expect_success 'cost+real: a blur model, and RunGenMain.o for measuring' '
 '
 
 # measured_tune THREADS: tune blur.model with measurement outside make, the
-# schedule in mTHREADS.sched, the log in mTHREADS.err.
+# schedule in mTHREADS.sched, the log in mTHREADS.err. A benchmark lock of
+# its own: the machine's is taken by the other tests that measure while
+# this one runs, and waiting for it would spend the short budget.
 measured_tune() {
 	(unset MAKEFLAGS MFLAGS MAKELEVEL &&
+	 PROTUNE_BENCH_LOCK=$PWD/bench.lock \
 	 protune tune blur.model --measure --threads "$1" --budget 8 --seed 3 \
 		--runs 1 >m$1.sched 2>m$1.err)
 	_rc=$?
@@ -167,6 +170,13 @@ test_expect_success 'cost+real with --threads 2 compiles 2 at a time; the answer
 test_expect_success 'the compiles of a decision overlap' '
 	awk "/^measured [0-9]+ candidates in/ && \$10 + 0 > \$5 + 0 { ok = 1 }
 		END { exit !ok }" m2.err
+'
+
+test_expect_success 'PROTUNE_BENCH_LOCK names the benchmark lock measurements take' '
+	test -f bench.lock &&
+	test_must_fail env PROTUNE_BENCH_LOCK=$PWD/nodir/bench.lock \
+		protune measure blur.model base.sched --runs 1 2>lock.err &&
+	test_grep "nodir" lock.err
 '
 
 test_expect_success 'cost+real with --threads 1 measures 1 at a time' '
