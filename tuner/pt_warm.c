@@ -416,20 +416,33 @@ int pt_warm_fixed(void *ctx, int func)
 	return pt_warm_func_kept(wm, func) && !pt_warm_func_open(wm, func);
 }
 
-int pt_warm_count_kept(const struct pt_warm *wm, const struct pt_sched *s)
+/* How many of the Funcs marked in `which` have in s the loops they had in
+ * the earlier schedule; *asked (when not NULL) gets how many are marked.
+ * A Func whose loops cannot be worked out (out of memory) counts as not
+ * having them. */
+static int count_equal(const struct pt_warm *wm, const struct pt_sched *s,
+		       const unsigned char *which, int *asked)
 {
-	int f, n = 0;
+	int f, n = 0, k = 0;
 
 	for (f = 0; f < wm->m->nfuncs && f < s->nfuncs; f++) {
 		struct fsig a;
 
-		if (!wm->kept[f])
+		if (!which[f])
 			continue;
+		k++;
 		if (!fsig_of(wm->m, s, f, &a))
 			n += fsig_equal(&a, &wm->old_sig[f]);
 		fsig_release(&a);
 	}
+	if (asked)
+		*asked = k;
 	return n;
+}
+
+int pt_warm_count_kept(const struct pt_warm *wm, const struct pt_sched *s)
+{
+	return count_equal(wm, s, wm->kept, NULL);
 }
 
 /* --- picking the child that agrees ------------------------------------- */
@@ -685,25 +698,16 @@ static int path_exact(const struct pt_warm *wm)
 {
 	struct pt_sched *s = NULL;
 	size_t ssz = pt_space_state_size(wm->sp);
-	int f, ret, same = 1;
+	int ret, asked;
 
 	if (wm->npath < 1)
 		return 0;
 	if ((ret = pt_space_sched(wm->sp, (const void *)(wm->path +
 			(size_t)(wm->npath - 1) * ssz), &s)))
 		return ret;
-	for (f = 0; f < wm->m->nfuncs && f < s->nfuncs && same; f++) {
-		struct fsig a;
-
-		if (!wm->sig[f])
-			continue;
-		if ((ret = fsig_of(wm->m, s, f, &a)))
-			break;
-		same = fsig_equal(&a, &wm->old_sig[f]);
-		fsig_release(&a);
-	}
+	ret = count_equal(wm, s, wm->sig, &asked) == asked;
 	pt_sched_free(s);
-	return ret ? ret : same;
+	return ret;
 }
 
 int pt_warm_pick(void *ctx, const struct pt_space_state *st,

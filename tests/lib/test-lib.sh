@@ -129,6 +129,19 @@ test_grep() {
 	fi
 }
 
+# protune_tree_or_skip: for tests that run protune's own Makefile (make
+# check passes B=NAME/ to it; PT_BUILD_DIR is that directory): `top`, the
+# directory that holds the build directory and the Makefile, and `B`, the
+# build directory as that Makefile names it; every test skipped when there
+# is no such Makefile.
+protune_tree_or_skip() {
+	top=$(dirname "$PT_BUILD_DIR")
+	B=$(basename "$PT_BUILD_DIR")/
+	if ! grep -q '^include config.mk' "$top/Makefile" 2>/dev/null; then
+		test_skip_all "no protune Makefile in $top"
+	fi
+}
+
 # blur_measure_setup [GENERATOR-PARAM...]: blur.model (test size) in the
 # current directory, from a run of blur's generator through the plugin,
 # and RunGenMain.o ready for `protune measure` in $HOME/.cache/protune

@@ -3,13 +3,7 @@ test_description='protune.mk: examples/Makefile builds blur and harris against a
 . "$PT_SRCDIR/tests/lib/test-lib.sh"
 . "$PT_SRCDIR/examples/pt-example.sh"
 
-# protune's own Makefile is in the directory that holds the build directory
-# (make check passes B=NAME/ to it; PT_BUILD_DIR is that directory).
-top=$(dirname "$PT_BUILD_DIR")
-B=$(basename "$PT_BUILD_DIR")/
-if ! grep -q '^include config.mk' "$top/Makefile" 2>/dev/null; then
-	test_skip_all "no protune Makefile in $top"
-fi
+protune_tree_or_skip
 # The makes below are a user's, not sub-makes of make check.
 unset MAKEFLAGS MFLAGS MAKELEVEL
 

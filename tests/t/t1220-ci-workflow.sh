@@ -7,11 +7,7 @@ test_description='the CI workflow (doc/ci.md): a developer tunes and runs protun
 # repositories made with git, examples/Makefile run by make, schedules
 # committed by `protune commit` (libgit2), outputs checked against the
 # generator's own reference schedule.
-top=$(dirname "$PT_BUILD_DIR")
-B=$(basename "$PT_BUILD_DIR")/
-if ! grep -q '^include config.mk' "$top/Makefile" 2>/dev/null; then
-	test_skip_all "no protune Makefile in $top"
-fi
+protune_tree_or_skip
 if ! command -v git >/dev/null 2>&1; then
 	test_skip_all "no git program"
 fi
