@@ -53,6 +53,7 @@ static void usage(FILE *f)
 	      "  --mode=normal|readonly|frozen|retune|off\n"
 	      "  --search=mcts|beam|greedy|random --seed=N --threads=N\n"
 	      "  --measure=on|off --log-file=FILE --max-size=BYTES\n"
+	      "  --compile-limit=S\n"
 	      "\n"
 	      "--serve answers one ProTune plugin session on stdin and stdout\n"
 	      "(the plugin starts it). See protune-cc(1).\n", f);
@@ -163,7 +164,12 @@ static void lookup_close(struct pt_lookup *lk)
 	pt_lookup_release(lk);
 }
 
-/* Run the generator with the plugin and serve it. */
+/* Run the generator with the plugin and serve it. When the generator
+ * compiles for longer than compile_limit after a schedule was served
+ * (an LLVM crawl: a schedule the space allowed but the backend chokes
+ * on), it is stopped, what was served is forgotten (pt_lookup_forget),
+ * and it runs again with the baseline schedule for that key: a build
+ * never fails on it, and never keeps it. */
 static int run_tuned(const struct pt_config *cfg, struct pt_genargs *ga,
 		     const char *plugin)
 {
@@ -172,7 +178,8 @@ static int run_tuned(const struct pt_config *cfg, struct pt_genargs *ga,
 	struct pt_measure_opts mo;
 	struct pt_jobserver js = PT_JOBSERVER_INIT;
 	struct pt_error err = PT_ERROR_INIT, serr = PT_ERROR_INIT;
-	int status = 1, served = 0, ret;
+	char crawled[33] = "";
+	int status = 1, served = 0, over = 0, run, ret;
 	size_t i;
 
 	lookup_open(&lk, cfg, plugin, &mo, &js, isatty(2));
@@ -183,14 +190,38 @@ static int run_tuned(const struct pt_config *cfg, struct pt_genargs *ga,
 		fputc('\n', lk.log);
 	}
 
-	memset(&so, 0, sizeof(so));
-	so.name = NAME;
-	so.log = stderr;
-	so.timeout_ms = -1;  /* the generator's own watchdog bounds it */
-	so.answer = pt_lookup_answer;
-	so.ctx = &lk;
-	ret = pt_drv_run_served(&ga->argv, &so, &status, &served, &serr,
-				&err);
+	for (run = 0; run < 2; run++) {
+		memset(&so, 0, sizeof(so));
+		so.name = NAME;
+		so.log = stderr;
+		so.timeout_ms = -1;  /* the generator's own watchdog */
+		so.answer = pt_lookup_answer;
+		so.ctx = &lk;
+		so.until_closed = 1;
+		/* The baseline run has no limit but the watchdog. */
+		if (!run && cfg->compile_limit_s > 0)
+			so.compile_ms = cfg->compile_limit_s >= 2e6 ? 2000000000 :
+					(int)ceil(cfg->compile_limit_s * 1000);
+		so.compile_over = &over;
+		over = 0;
+		serr = (struct pt_error)PT_ERROR_INIT;
+		ret = pt_drv_run_served(&ga->argv, &so, &status, &served,
+					&serr, &err);
+		if (ret || !over || !lk.nresults)
+			break;
+		/* The last session's schedule is the one being compiled. */
+		snprintf(crawled, sizeof(crawled), "%s",
+			 lk.results[lk.nresults - 1].key);
+		fprintf(stderr, NAME ": %s (compile_limit %g s); stopped it\n",
+			serr.msg, cfg->compile_limit_s);
+		if (lk.log)
+			fprintf(lk.log, "compile limit: %s\n", serr.msg);
+		pt_lookup_forget(&lk, &lk.results[lk.nresults - 1]);
+		pt_lookup_count(&lk, "error.compile-limit", NULL, -1);
+		fprintf(stderr, NAME ": building again with the baseline schedule for key %.12s\n",
+			crawled);
+		lk.baseline_key = crawled;
+	}
 	if (ret) {
 		fprintf(stderr, NAME ": %s\n", err.msg);
 		status = ret == PT_ENOTFOUND ? 127 : 126;

@@ -21,6 +21,7 @@
 #include "protune/pt_model.h"
 #include "protune/pt_sched.h"
 #include "protune/pt_tune.h"
+#include "protune/pt_warm.h"
 
 #define EXIT_USAGE 2
 
@@ -31,7 +32,7 @@ static const char usage_text[] =
 	"       [--formula protuner|cp10|sqrt2] [--cp X] [--widen X]\n"
 	"       [--max-nodes N] [--beam N] [--passes N] [--measure]\n"
 	"       [--measure-top N] [--runs N] [--cost-model FILE]\n"
-	"       [--trace DIR] [--warm-model FILE --warm-sched FILE] [-q]\n";
+	"       [--trace DIR] [[--warm-model FILE] --warm-sched FILE] [-q]\n";
 
 struct tune_args {
 	const char *model, *cost_model, *trace, *warm_model, *warm_sched;
@@ -296,8 +297,8 @@ static int cmd_tune(int argc, char **argv)
 	}
 	if ((ret = load_cost(a.cost_model, &cost)))
 		goto out;
-	if (!a.warm_model != !a.warm_sched) {
-		ret = pt_cli_fail("--warm-model and --warm-sched go together");
+	if (a.warm_model && !a.warm_sched) {
+		ret = pt_cli_fail("--warm-model needs --warm-sched");
 		goto out;
 	}
 	if (a.warm_model) {
@@ -308,6 +309,8 @@ static int cmd_tune(int argc, char **argv)
 			ret = err.msg[0] ? pt_cli_fail("%s", err.msg) : 1;
 			goto out;
 		}
+	}
+	if (a.warm_sched) {
 		pt_strbuf_reset(&text);
 		if (pt_cli_read(a.warm_sched, &text) ||
 		    pt_sched_parse(text.buf, text.len, a.warm_sched, &wm_sched,
@@ -317,6 +320,19 @@ static int cmd_tune(int argc, char **argv)
 		}
 		a.to.warm_model = wm_model;
 		a.to.warm_sched = wm_sched;
+	}
+	if (a.warm_sched && !a.warm_model) {
+		/* From the schedule alone: say so when it cannot be. */
+		struct pt_warm *wm = NULL;
+		int wr = pt_warm_new_stored(m, wm_sched, &wm, &err);
+
+		pt_warm_free(wm);
+		if (wr) {
+			ret = pt_cli_fail("%s: %s%s", a.warm_sched, err.msg,
+					  wr == PT_ENOTFOUND ?
+					  "; give --warm-model too" : "");
+			goto out;
+		}
 	}
 	if (a.measure) {
 		/* Measuring needs the cache directory (RunGenMain.o) and the

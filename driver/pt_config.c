@@ -18,14 +18,14 @@
 
 static const char *const key_names[PT_CONF_NKEYS] = {
 	"cache_dir", "store_dir", "budget", "decision_time", "mode", "seed",
-	"threads", "measure", "log_file", "max_size", "search"
+	"threads", "measure", "log_file", "max_size", "search", "compile_limit"
 };
 
 static const char *const env_names[PT_CONF_NKEYS] = {
 	"PROTUNE_CACHE_DIR", "PROTUNE_STORE_DIR", "PROTUNE_BUDGET",
 	"PROTUNE_DECISION_TIME", "PROTUNE_MODE", "PROTUNE_SEED",
 	"PROTUNE_THREADS", "PROTUNE_MEASURE", "PROTUNE_LOG", "PROTUNE_MAX_SIZE",
-	"PROTUNE_SEARCH"
+	"PROTUNE_SEARCH", "PROTUNE_COMPILE_LIMIT"
 };
 
 static const char *const mode_names[] = {
@@ -202,6 +202,7 @@ int pt_config_init(struct pt_config *c, char *const *envp,
 	c->decision_s = 0;
 	c->mode = PT_MODE_NORMAL;
 	c->max_size = (uint64_t)1 << 30;
+	c->compile_limit_s = 300;
 	for (k = 0; k < PT_CONF_NKEYS; k++)
 		c->origin[k] = PT_CONF_DEFAULT;
 	if (xdg && xdg[0] == '/') {
@@ -446,24 +447,34 @@ static int set_key(struct pt_config *c, int k, const char *value,
 		return replace_str(&c->log_file, path);
 	case PT_CONF_BUDGET:
 	case PT_CONF_DECISION_TIME:
+	case PT_CONF_COMPILE_LIMIT:
 		ret = parse_double(value, &d);
 		if (ret == -1)
 			return bad(st, value, "is not a number of seconds");
-		/* decision_time 0: the budget spread over the decisions */
-		if (k == PT_CONF_DECISION_TIME && ret == 0 && d == 0) {
-			c->decision_s = 0;
+		/* decision_time 0: the budget spread over the decisions;
+		 * compile_limit 0: none */
+		if (k != PT_CONF_BUDGET && ret == 0 && d == 0) {
+			if (k == PT_CONF_DECISION_TIME)
+				c->decision_s = 0;
+			else
+				c->compile_limit_s = 0;
 			return 0;
 		}
 		if (ret || !(d > 0 && d <= MAX_SECONDS))
 			return bad(st, value, k == PT_CONF_BUDGET ?
 				   "is out of range (more than 0, at most "
 				   "604800 seconds)" :
+				   k == PT_CONF_DECISION_TIME ?
 				   "is out of range (0 for automatic, or "
+				   "more than 0 and at most 604800 seconds)" :
+				   "is out of range (0 for no limit, or "
 				   "more than 0 and at most 604800 seconds)");
 		if (k == PT_CONF_BUDGET)
 			c->budget_s = d;
-		else
+		else if (k == PT_CONF_DECISION_TIME)
 			c->decision_s = d;
+		else
+			c->compile_limit_s = d;
 		return 0;
 	case PT_CONF_MODE:
 		for (m = 0; m <= PT_MODE_OFF; m++)
@@ -961,6 +972,8 @@ int pt_config_value(const struct pt_config *c, enum pt_conf_key k,
 		return add_size(out, c->max_size);
 	case PT_CONF_SEARCH:
 		return pt_strbuf_addstr(out, pt_search_algo_name(c->search));
+	case PT_CONF_COMPILE_LIMIT:
+		return add_seconds(out, c->compile_limit_s);
 	default:
 		return PT_EINVAL;
 	}

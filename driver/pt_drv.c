@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -279,6 +280,10 @@ int pt_drv_run_served(const struct pt_strvec *argv,
 	to_gen[0] = from_gen[1] = -1;
 	o.until_closed = 1;
 	*served = pt_serve(from_gen[0], to_gen[1], &o, serve_err);
+	/* A compile past the limit: stop it (its outputs are rewritten
+	 * by the caller's next run). */
+	if (so->compile_over && *so->compile_over)
+		kill(c.pid, SIGKILL);
 	/* Closing our ends unblocks a plugin still waiting for us. */
 	close(from_gen[0]);
 	close(to_gen[1]);

@@ -77,7 +77,9 @@ int pt_drv_config(struct pt_config *cfg, int argc, char **argv,
  * PROTUNE_SCHEDULE_FILE), serve its plugin sessions with `so` until the
  * plugin closes the channel, close it, and wait for the generator.
  * *status gets its exit status (128 + N for signal N), *served pt_serve's
- * result with its message in serve_err. Returns 0, or the failure to start
+ * result with its message in serve_err. When so->compile_ms runs out
+ * (*so->compile_over set), the generator is killed (SIGKILL) before the
+ * wait: *status is then 128 + SIGKILL. Returns 0, or the failure to start
  * it (PT_ENOTFOUND, PT_ESPAWN, PT_EIO, PT_ENOMEM) with err filled. */
 int pt_drv_run_served(const struct pt_strvec *argv,
 		      const struct pt_serve_opts *so, int *status,

@@ -5,9 +5,11 @@
 #include "pt_drv.h"
 
 #include "config.h"
+#include "protune/pt_randsched.h"
 #include "protune/pt_strbuf.h"
 #include "protune/pt_time.h"
 #include "protune/pt_tune.h"
+#include "protune/pt_warm.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -471,6 +473,10 @@ static void say(struct pt_lookup *lk, const struct pt_lookup_result *r)
 		snprintf(what, sizeof(what), "miss (%s) in frozen mode",
 			 pt_reason_name(r->reason));
 		break;
+	case PT_OUT_BASELINE:
+		snprintf(what, sizeof(what),
+			 "baseline schedule (the one served first compiled past compile_limit)");
+		break;
 	default:
 		snprintf(what, sizeof(what), "failed: %s", r->detail);
 		break;
@@ -504,9 +510,102 @@ static int cores_online(void)
 	return n > 0 && n < 1024 ? (int)n : 1;
 }
 
+/* A meta value of a schedule as text (NULL when absent). */
+static const char *meta_str(const struct pt_sched *s, const char *name)
+{
+	size_t n = strlen(name);
+	size_t i;
+
+	for (i = 0; i < s->meta.nr; i++)
+		if (!strncmp(s->meta.v[i], name, n) && s->meta.v[i][n] == '=')
+			return s->meta.v[i] + n + 1;
+	return NULL;
+}
+
+/* The store's newest schedule for m's generator, function and target
+ * under another key, for a warm start from the store alone. */
+struct store_warm {
+	struct pt_lookup *lk;
+	const struct pt_model *m;
+	const char *gendir;          /* m's generator directory name */
+	struct pt_sched *best;
+	double best_at;
+	struct pt_strbuf path;       /* best's */
+};
+
+static int store_warm_each(void *ctx, const char *path, const char *gen,
+			   const uint8_t key[16])
+{
+	struct store_warm *sw = ctx;
+	const struct pt_model *m = sw->m;
+	struct pt_strbuf text = PT_STRBUF_INIT;
+	struct pt_sched *s = NULL;
+	struct pt_warm *wm = NULL;
+	const char *fn, *tg;
+	double at;
+
+	if (strcmp(gen, sw->gendir) || !memcmp(key, m->key, 16) ||
+	    pt_store_read(sw->lk->store, m->generator, key, &text, NULL,
+			  NULL) ||
+	    pt_sched_parse(text.buf, text.len, path, &s, NULL))
+		goto out;
+	fn = meta_str(s, "function");
+	tg = meta_str(s, "target");
+	at = meta_num(s, "tuned_at");
+	if (!fn || !tg || strcmp(tg, m->target) ||
+	    strcmp(fn, m->function && *m->function ? m->function : "-") ||
+	    (sw->best && at <= sw->best_at))
+		goto out;
+	/* Only one whose stage hashes fit this pipeline's stages. */
+	if (pt_warm_new_stored(m, s, &wm, NULL))
+		goto out;
+	pt_sched_free(sw->best);
+	sw->best = s;
+	sw->best_at = at;
+	s = NULL;
+	pt_strbuf_reset(&sw->path);
+	pt_strbuf_addstr(&sw->path, path);
+out:
+	pt_warm_free(wm);
+	pt_sched_free(s);
+	pt_strbuf_release(&text);
+	return 0;
+}
+
+static int warm_from_store(struct pt_lookup *lk, const struct pt_model *m,
+			   struct pt_sched **wsched)
+{
+	struct store_warm sw;
+	struct pt_strbuf own = PT_STRBUF_INIT;
+	char *slash;
+
+	*wsched = NULL;
+	if (!lk->store ||
+	    pt_store_path(lk->store, m->generator, m->key, &own) ||
+	    !(slash = strrchr(own.buf, '/'))) {
+		pt_strbuf_release(&own);
+		return 0;
+	}
+	*slash = 0;
+	memset(&sw, 0, sizeof(sw));
+	sw.lk = lk;
+	sw.m = m;
+	sw.gendir = (slash = strrchr(own.buf, '/')) ? slash + 1 : own.buf;
+	sw.path = (struct pt_strbuf)PT_STRBUF_INIT;
+	pt_store_each(lk->store, store_warm_each, &sw, NULL);
+	if (sw.best)
+		logf_(lk, "warm start from the store: %s", sw.path.buf);
+	*wsched = sw.best;
+	pt_strbuf_release(&sw.path);
+	pt_strbuf_release(&own);
+	return *wsched != NULL;
+}
+
 /* The schedule tuned most recently for the same generator, function and
  * target, with its model (parsed and hashed), for a warm start; 0 when
- * there is none (or it cannot be read: a cold start then). */
+ * there is none (or it cannot be read: a cold start then). The cache
+ * holds the earlier models; a store file (a fresh clone's only source)
+ * holds its stages' hashes instead, and *wmod stays NULL. */
 static int warm_source(struct pt_lookup *lk, const struct pt_model *m,
 		       struct pt_model **wmod, struct pt_sched **wsched)
 {
@@ -520,7 +619,7 @@ static int warm_source(struct pt_lookup *lk, const struct pt_model *m,
 	    pt_cache_similar(lk->cache, m->generator ? m->generator : "",
 			     m->function ? m->function : "", m->target, &keys,
 			     &n, NULL))
-		return 0;
+		return warm_from_store(lk, m, wsched);
 	for (i = 0; i < n && !found; i++) {
 		struct pt_cache_entry ce;
 
@@ -539,7 +638,7 @@ static int warm_source(struct pt_lookup *lk, const struct pt_model *m,
 		pt_cache_entry_release(&ce);
 	}
 	free(keys);
-	return found;
+	return found || warm_from_store(lk, m, wsched);
 }
 
 /* Tune, then store. The result goes to *out. */
@@ -640,8 +739,10 @@ static int tune_and_store(struct pt_lookup *lk, const struct pt_model *m,
 		if (pt_store_write(lk->store, m->generator, m->key, text.buf,
 				   text.len, &e))
 			drop_store(lk, &e);
-		else
+		else {
+			r->stored = 1;
 			pt_lookup_count(lk, "stored.store", NULL, -1);
+		}
 	}
 	pt_strbuf_release(&text);
 	pt_strbuf_release(&mt);
@@ -669,6 +770,22 @@ int pt_lookup_answer(struct pt_serve *s, void *ctx, const struct pt_model *m,
 	logf_(lk, "model %s: generator %s function %s target %s", r->key,
 	      r->generator, r->function, r->target);
 
+	if (lk->baseline_key && !strcmp(lk->baseline_key, r->key) &&
+	    !refused) {
+		if (!(*out = pt_sched_baseline(m)) ||
+		    pt_strvec_push(&(*out)->meta, "tuner=baseline")) {
+			pt_sched_free(*out);
+			*out = NULL;
+			return pt_error_set(err, PT_ENOMEM, "out of memory");
+		}
+		memcpy((*out)->key, m->key, sizeof(m->key));
+		r->outcome = PT_OUT_BASELINE;
+		r->elapsed_ms = (double)(pt_time_now_ms() - t0);
+		pt_lookup_count(lk, "baseline.compile-limit", NULL, -1);
+		logf_(lk, "%s: baseline schedule (compile_limit)", r->key);
+		say(lk, r);
+		return 0;
+	}
 	if (refused) {
 		/* What we sent from the cache or the store did not apply:
 		 * forget it and tune. */
@@ -753,6 +870,43 @@ done:
 	say(lk, r);
 	found_release(&f);
 	return ret;
+}
+
+void pt_lookup_forget(struct pt_lookup *lk,
+		      const struct pt_lookup_result *r)
+{
+	struct pt_error e = PT_ERROR_INIT;
+	uint8_t key[16];
+
+	if (pt_hash_parse(r->key, key))
+		return;
+	if (lk->cache && lk->cfg->mode != PT_MODE_READONLY) {
+		int ret = pt_cache_del(lk->cache, key, &e);
+
+		if (ret && ret != PT_ENOTFOUND)
+			drop_cache(lk, &e);
+		else if (!ret && lk->out)
+			fprintf(lk->out, "%s: removed key %.12s from the cache\n",
+				lk->name, r->key);
+	}
+	if (r->stored && lk->store) {
+		struct pt_strbuf path = PT_STRBUF_INIT;
+
+		pt_store_path(lk->store, r->generator, key, &path);
+		if (pt_store_remove(lk->store, r->generator, key, &e))
+			warn(lk, "%s", e.msg);
+		else if (lk->out)
+			fprintf(lk->out, "%s: removed the store file it wrote, %s\n",
+				lk->name, path.buf);
+		pt_strbuf_release(&path);
+	} else if (r->reason == PT_WHY_HIT_STORE && lk->store && lk->out) {
+		struct pt_strbuf path = PT_STRBUF_INIT;
+
+		pt_store_path(lk->store, r->generator, key, &path);
+		fprintf(lk->out, "%s: the store file %s still holds it: `protune retune` it, or remove it\n",
+			lk->name, path.buf);
+		pt_strbuf_release(&path);
+	}
 }
 
 /* --- explain ---------------------------------------------------------------- */

@@ -52,7 +52,8 @@ enum pt_outcome {
 	PT_OUT_TUNED,      /* a miss, tuned (and stored unless readonly) */
 	PT_OUT_KEPT,       /* retune: tuned, the stored one kept */
 	PT_OUT_FROZEN,     /* a miss in frozen mode: an error */
-	PT_OUT_ERROR       /* tuning failed */
+	PT_OUT_ERROR,      /* tuning failed */
+	PT_OUT_BASELINE    /* lk->baseline_key: the baseline schedule */
 };
 
 /* Where a hit came from, or why a look-up missed. */
@@ -87,6 +88,8 @@ struct pt_lookup_result {
 	int warm_stages, warm_changed;          /* a warm start: stages whose
 						 * definition changed, of
 						 * all; 0 0 after a cold one */
+	int stored;                             /* this session wrote the
+						 * key's store file */
 };
 
 struct pt_lookup {
@@ -103,6 +106,11 @@ struct pt_lookup {
 	FILE *out;                    /* one line per session, or NULL */
 	int progress;                 /* out is a terminal: live progress */
 	const char *name;             /* prefix of messages ("protune-cc") */
+	const char *baseline_key;     /* NULL, or a key (32 hex digits) to
+				       * answer with pt_sched_baseline(),
+				       * nothing looked up or stored: its
+				       * schedule compiled past compile_limit
+				       * (protune-cc's second run) */
 
 	/* Filled per session: the results, most recent last. */
 	int nresults;
@@ -123,6 +131,13 @@ void pt_lookup_release(struct pt_lookup *lk);
 int pt_lookup_answer(struct pt_serve *s, void *ctx, const struct pt_model *m,
 		     int attempt, const char *refused, struct pt_sched **out,
 		     struct pt_error *err);
+
+/* Forget what session r answered with, after its generator compiled
+ * past compile_limit: delete the key's cache entry (not in readonly
+ * mode) and, when the session wrote the key's store file, remove that
+ * file. Says what it removed on lk->out; errors are warned about. */
+void pt_lookup_forget(struct pt_lookup *lk,
+		      const struct pt_lookup_result *r);
 
 /* Look a model up without tuning or writing anything: the reason, and on a
  * hit the schedule (caller frees) in *out (may be NULL). `why` gets a

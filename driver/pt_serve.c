@@ -14,6 +14,7 @@ struct pt_serve {
 	struct pt_proto p;
 	const struct pt_serve_opts *o;
 	long long last_sent;   /* when the last message went out */
+	int sessions;          /* sessions served so far */
 	char key[33];
 };
 
@@ -175,11 +176,26 @@ static int session(struct pt_serve *s, struct pt_error *err)
 
 	if (s->o->until_closed) {
 		struct pt_error e0 = PT_ERROR_INIT;
+		int saved = s->p.timeout_ms;
 
+		/* After a session the generator compiles what it was told
+		 * until the next hello or its exit: the compile limit. */
+		if (s->sessions && s->o->compile_ms > 0)
+			s->p.timeout_ms = s->o->compile_ms;
 		ret = pt_proto_recv(&s->p, &msg, &e0);
+		s->p.timeout_ms = saved;
 		if (ret == PT_EIO &&
 		    !strcmp(e0.msg, "the peer closed the channel"))
 			return 1;
+		if (ret == PT_ETIMEDOUT && s->sessions &&
+		    s->o->compile_ms > 0) {
+			if (s->o->compile_over)
+				*s->o->compile_over = 1;
+			return pt_error_set(err, ret,
+					    "the generator compiled for more than %g s after the schedule for key %s",
+					    s->o->compile_ms / 1000.0,
+					    s->key);
+		}
 		if (ret)
 			return pt_error_set(err, ret,
 					    "waiting for 'hello' from the plugin: %s",
@@ -270,6 +286,7 @@ int pt_serve(int rfd, int wfd, const struct pt_serve_opts *opts,
 	s.last_sent = pt_time_now_ms();
 	do {
 		ret = session(&s, err);
+		s.sessions++;
 	} while (!ret && opts->until_closed);
 	if (ret == 1)
 		ret = 0;

@@ -62,6 +62,13 @@ struct pt_serve_opts {
 				    * the plugin closes the channel where a
 				    * `hello` could come (a multi-target
 				    * generator run has one per target) */
+	int compile_ms;            /* with until_closed, > 0: the longest wait
+				    * from the end of a session to the next
+				    * `hello` or the close, the generator
+				    * compiling what it was told; past it
+				    * pt_serve() returns PT_ETIMEDOUT, naming
+				    * the last key, and sets *compile_over */
+	int *compile_over;         /* may be NULL */
 };
 
 int pt_serve(int rfd, int wfd, const struct pt_serve_opts *opts,

@@ -28,7 +28,8 @@ static int add_meta(struct pt_sched *s, const char *name, const char *fmt,
 }
 
 /* Mark the chosen schedule with how it was found. */
-static int describe(struct pt_sched *s, const struct pt_tune_opts *o,
+static int describe(const struct pt_model *m, struct pt_sched *s,
+		    const struct pt_tune_opts *o,
 		    const struct pt_tune_result *r)
 {
 	const char *name = o->cost ? PT_TUNER_NAME : "baseline";
@@ -50,7 +51,8 @@ static int describe(struct pt_sched *s, const struct pt_tune_opts *o,
 	if (r->predicted_ms >= 0 &&
 	    add_meta(s, "predicted", "%.6g", r->predicted_ms))
 		return PT_ENOMEM;
-	return 0;
+	/* What a later warm start from this schedule alone compares. */
+	return pt_warm_hashes_meta(m, &s->meta);
 }
 
 static int report(const struct pt_tune_opts *o, long long t0, long it,
@@ -146,7 +148,7 @@ static int tune_interim(const struct pt_model *m,
 	r->elapsed_s = (double)(pt_time_now_ms() - t0) / 1000.0;
 	/* The generators' own meta entries give way to the tuner's. */
 	pt_strvec_clear(&best->meta);
-	if (describe(best, o, r)) {
+	if (describe(m, best, o, r)) {
 		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -593,6 +595,19 @@ static int tune_search(const struct pt_model *m, const struct pt_tune_opts *o,
 		if ((ret = pt_warm_new(m, o->warm_model, o->warm_sched, &wm,
 				       err)))
 			goto out;
+	} else if (o->warm_sched &&
+		   (ret = pt_warm_new_stored(m, o->warm_sched, &wm, &e))) {
+		if (ret != PT_ENOTFOUND) {
+			pt_error_set(err, ret, "%s", e.msg);
+			goto out;
+		}
+		/* An earlier schedule with nothing to compare: cold. */
+		if (o->log)
+			fprintf(o->log, "no warm start: %s\n", e.msg);
+		e = (struct pt_error)PT_ERROR_INIT;
+		ret = 0;
+	}
+	if (wm) {
 		pt_warm_bind(wm, sp);
 		so.warm.pick = pt_warm_pick;
 		so.warm.fixed = pt_warm_fixed;
@@ -638,7 +653,7 @@ static int tune_search(const struct pt_model *m, const struct pt_tune_opts *o,
 			fprintf(o->log, "warm start: first schedule cost %g, answer %g; %d Funcs as before\n",
 				sr.warm_cost, sr.cost, r->warm_kept);
 	}
-	if (describe(s, o, r) ||
+	if (describe(m, s, o, r) ||
 	    pt_strvec_pushf(&s->meta, "decisions=%ld", sr.decisions) ||
 	    (wm && pt_strvec_pushf(&s->meta, "warm=%d/%d", r->warm_changed,
 				   r->warm_stages))) {

@@ -10,6 +10,8 @@ struct pt_warm {
 	const struct pt_model *m, *old;
 	const struct pt_sched *os;   /* the earlier schedule */
 	const struct pt_space *sp;
+	uint8_t (*ohash)[PT_WARM_HASH_BYTES]; /* a stored start: the earlier
+					       * stages' hashes (old == m) */
 	int stages, changed;
 	unsigned char *kept, *open;  /* per Func of m */
 	unsigned char *sig;          /* per Func: old_sig[] is set (kept, or
@@ -273,19 +275,28 @@ static int fsig_equal(const struct fsig *a, const struct fsig *b)
 	return 1;
 }
 
-static int func_kept(const struct pt_model *m, const struct pt_model *old,
-		     const struct pt_sched *os, int f, int *nchanged)
+/* Whether stage k of m (at index s of Func f) hashes as its counterpart
+ * in the earlier version. */
+static int stage_same(const struct pt_warm *wm, int f, int s, int k)
 {
+	const struct pt_model *old = wm->old;
+
+	if (wm->ohash)
+		return !memcmp(wm->m->stages[k].local, wm->ohash[k],
+			       PT_WARM_HASH_BYTES);
+	return !memcmp(wm->m->stages[k].local,
+		       old->stages[old->funcs[f].first_stage + s].local, 16);
+}
+
+static int func_kept(const struct pt_warm *wm, int f, int *nchanged)
+{
+	const struct pt_model *m = wm->m, *old = wm->old;
 	const struct pt_func *fn = &m->funcs[f];
-	int s, same = f < old->nfuncs && f < os->nfuncs &&
+	int s, same = f < old->nfuncs && f < wm->os->nfuncs &&
 		      old->funcs[f].nstages == fn->nstages;
 
 	for (s = 0; s < fn->nstages; s++) {
-		const struct pt_stage *st = &m->stages[fn->first_stage + s];
-
-		if (same && s < old->funcs[f].nstages &&
-		    !memcmp(st->local, old->stages[old->funcs[f].first_stage +
-						   s].local, 16))
+		if (same && stage_same(wm, f, s, fn->first_stage + s))
 			continue;
 		same = 0;
 		(*nchanged)++;
@@ -315,28 +326,25 @@ static int func_similar(const struct pt_model *m, const struct pt_model *old,
 	return 1;
 }
 
-int pt_warm_new(const struct pt_model *m, const struct pt_model *old,
-		const struct pt_sched *old_sched, struct pt_warm **out,
-		struct pt_error *err)
+/* The rest of pt_warm_new() and pt_warm_new_stored(), on a wm with m, old
+ * and os set (and ohash for a stored start). */
+static int warm_init(struct pt_warm *wm, struct pt_warm **out,
+		     struct pt_error *err)
 {
-	struct pt_warm *wm;
+	const struct pt_model *m = wm->m;
 	int f, s, a;
 
-	*out = NULL;
-	if (!(wm = calloc(1, sizeof(*wm))) ||
-	    !(wm->kept = calloc((size_t)m->nfuncs + 1, 1)) ||
+	if (!(wm->kept = calloc((size_t)m->nfuncs + 1, 1)) ||
 	    !(wm->open = calloc((size_t)m->nfuncs + 1, 1)) ||
-	    !(wm->sig = calloc((size_t)m->nfuncs + 1, 1))) {
+	    !(wm->sig = calloc((size_t)m->nfuncs + 1, 1)) ||
+	    !(wm->old_sig = calloc((size_t)m->nfuncs + 1,
+				   sizeof(*wm->old_sig)))) {
 		pt_warm_free(wm);
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	}
-	wm->m = m;
-	wm->old = old;
-	wm->os = old_sched;
 	wm->stages = m->nstages;
 	for (f = 0; f < m->nfuncs; f++)
-		wm->kept[f] = (unsigned char)func_kept(m, old, old_sched, f,
-						       &wm->changed);
+		wm->kept[f] = (unsigned char)func_kept(wm, f, &wm->changed);
 	/* Open: changed, or a producer or consumer of a changed Func. */
 	for (f = 0; f < m->nfuncs; f++)
 		wm->open[f] = !wm->kept[f] || !wm->changed;
@@ -356,15 +364,11 @@ int pt_warm_new(const struct pt_model *m, const struct pt_model *old,
 				wm->open[p] = 1;
 		}
 	}
-	if (!(wm->old_sig = calloc((size_t)m->nfuncs + 1,
-				   sizeof(*wm->old_sig)))) {
-		pt_warm_free(wm);
-		return pt_error_set(err, PT_ENOMEM, "out of memory");
-	}
 	for (f = 0; f < m->nfuncs; f++) {
-		wm->sig[f] = wm->kept[f] || func_similar(m, old, old_sched, f);
+		wm->sig[f] = wm->kept[f] ||
+			     func_similar(m, wm->old, wm->os, f);
 		if (wm->sig[f] &&
-		    fsig_of(old, old_sched, f, &wm->old_sig[f])) {
+		    fsig_of(wm->old, wm->os, f, &wm->old_sig[f])) {
 			pt_warm_free(wm);
 			return pt_error_set(err, PT_ENOMEM, "out of memory");
 		}
@@ -373,16 +377,119 @@ int pt_warm_new(const struct pt_model *m, const struct pt_model *old,
 	return 0;
 }
 
+int pt_warm_new(const struct pt_model *m, const struct pt_model *old,
+		const struct pt_sched *old_sched, struct pt_warm **out,
+		struct pt_error *err)
+{
+	struct pt_warm *wm;
+
+	*out = NULL;
+	if (!(wm = calloc(1, sizeof(*wm))))
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	wm->m = m;
+	wm->old = old;
+	wm->os = old_sched;
+	return warm_init(wm, out, err);
+}
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' :
+	       c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int pt_warm_new_stored(const struct pt_model *m,
+		       const struct pt_sched *old_sched, struct pt_warm **out,
+		       struct pt_error *err)
+{
+	struct pt_warm *wm;
+	const char *v = NULL, *p;
+	size_t i, len = strlen(PT_WARM_META);
+	int k, b, bad;
+
+	*out = NULL;
+	for (i = 0; i < old_sched->meta.nr && !v; i++)
+		if (!strncmp(old_sched->meta.v[i], PT_WARM_META, len) &&
+		    old_sched->meta.v[i][len] == '=')
+			v = old_sched->meta.v[i] + len + 1;
+	if (!v)
+		return pt_error_set(err, PT_ENOTFOUND,
+				    "the schedule has no '%s' meta entry",
+				    PT_WARM_META);
+	if (old_sched->nfuncs != m->nfuncs)
+		return pt_error_set(err, PT_ENOTFOUND,
+				    "the schedule has %d Funcs, the pipeline %d",
+				    old_sched->nfuncs, m->nfuncs);
+	if (!(wm = calloc(1, sizeof(*wm))) ||
+	    !(wm->ohash = calloc((size_t)m->nstages + 1,
+				 sizeof(*wm->ohash)))) {
+		free(wm);
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	}
+	/* 16 hex digits a stage, stages separated by ',' */
+	for (p = v, k = 0, bad = 0; *p && !bad; k++) {
+		for (b = 0; b < PT_WARM_HASH_BYTES && !bad; b++, p += 2) {
+			int hi = hexval(p[0]), lo = hi < 0 ? -1 : hexval(p[1]);
+
+			bad = hi < 0 || lo < 0;
+			if (k < m->nstages && !bad)
+				wm->ohash[k][b] = (uint8_t)(hi << 4 | lo);
+		}
+		if (!bad && *p == ',' && p[1])
+			p++;
+		else if (*p)
+			bad = 1;
+	}
+	if (bad || k != m->nstages) {
+		pt_warm_free(wm);
+		return pt_error_set(err, PT_ENOTFOUND,
+				    "the schedule's '%s' entry is not %d stage hashes%s",
+				    PT_WARM_META, m->nstages,
+				    bad ? "" : " (the pipeline's stages changed)");
+	}
+	wm->m = m;
+	wm->old = m;   /* the stand-in: same Funcs, stages and dims */
+	wm->os = old_sched;
+	return warm_init(wm, out, err);
+}
+
+int pt_warm_hashes_meta(const struct pt_model *m, struct pt_strvec *meta)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *buf;
+	size_t n = 0;
+	int k, b, ret;
+
+	if (!(buf = malloc((size_t)m->nstages * (2 * PT_WARM_HASH_BYTES + 1) +
+			   sizeof(PT_WARM_META) + 2)))
+		return PT_ENOMEM;
+	memcpy(buf, PT_WARM_META "=", sizeof(PT_WARM_META));
+	n = sizeof(PT_WARM_META);
+	for (k = 0; k < m->nstages; k++) {
+		if (k)
+			buf[n++] = ',';
+		for (b = 0; b < PT_WARM_HASH_BYTES; b++) {
+			buf[n++] = hex[m->stages[k].local[b] >> 4];
+			buf[n++] = hex[m->stages[k].local[b] & 15];
+		}
+	}
+	buf[n] = 0;
+	ret = pt_strvec_push(meta, buf);
+	free(buf);
+	return ret;
+}
+
 void pt_warm_free(struct pt_warm *wm)
 {
 	int f;
 
 	if (!wm)
 		return;
-	if (wm->old_sig)
+	if (wm->old_sig && wm->m)
 		for (f = 0; f < wm->m->nfuncs; f++)
 			fsig_release(&wm->old_sig[f]);
 	free(wm->old_sig);
+	free(wm->ohash);
 	free(wm->path);
 	free(wm->scratch);
 	free(wm->kept);

@@ -42,6 +42,10 @@
  *   max_size       bytes with optional K/M/G suffix (powers of 1024), 0 for
  *                  no limit            1G: the cache's size limit
  *   search         mcts|beam|greedy|random   mcts: the search a miss runs
+ *   compile_limit  seconds (float >= 0) 300: how long protune-cc lets a
+ *                  generator compile after its schedule was served before
+ *                  it stops it and builds with the baseline schedule; 0:
+ *                  no limit (the generator's own watchdog)
  *
  * Ownership: a struct pt_config owns its strings; pt_config_release frees
  * them. The environment is passed in (no getenv inside), so loading is
@@ -85,6 +89,7 @@ enum pt_conf_key {
 	PT_CONF_LOG_FILE,
 	PT_CONF_MAX_SIZE,
 	PT_CONF_SEARCH,
+	PT_CONF_COMPILE_LIMIT,
 	PT_CONF_NKEYS
 };
 
@@ -100,6 +105,7 @@ struct pt_config {
 	char *log_file;         /* NULL when none */
 	uint64_t max_size;
 	int search;             /* enum pt_search_algo */
+	double compile_limit_s; /* 0: none */
 	/* Where each setting's value came from, and for files the path and
 	 * line ("FILE:LINE"), for PT_CONF_ENV the variable's name. */
 	enum pt_conf_origin origin[PT_CONF_NKEYS];

@@ -104,7 +104,10 @@ struct pt_tune_opts {
 	 * first complete schedule and guide the search, which spends the
 	 * budget on the Funcs that changed and their neighbours. Both NULL:
 	 * a cold start. Borrowed. A warm schedule that fits nothing is
-	 * ignored (a cold start), never an error. */
+	 * ignored (a cold start), never an error. warm_sched without
+	 * warm_model: a start from a stored schedule alone, compared by its
+	 * stage_hashes meta entry (pt_warm_new_stored(); cold, and logged,
+	 * when that does not fit). */
 	const struct pt_model *warm_model;
 	const struct pt_sched *warm_sched;
 	/* The search: algo, threads, decision_s, iterations, trees, ...
@@ -119,7 +122,7 @@ void pt_tune_opts_init(struct pt_tune_opts *o);
 struct pt_tune_result {
 	struct pt_sched *sched;  /* meta: tuner, tuner_version, search,
 				  * budget, seed, iterations, predicted cost,
-				  * measured_ms when measured */
+				  * measured_ms when measured, stage_hashes */
 	long iterations;
 	long decisions, nodes, measured;
 	double predicted_ms;     /* the cost model's figure (arbitrary units);

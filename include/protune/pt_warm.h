@@ -24,8 +24,19 @@
  *   - spends the budget on the decisions of open Funcs, with the first
  *     schedule as the prior of every tree.
  *
- * Ownership: pt_warm_new() borrows both models and the schedule, which
- * must outlive the struct pt_warm; it owns nothing else.
+ * A warm start from the store alone (a fresh clone: the cache holds no
+ * model of the earlier version) has no earlier model. Every tuned
+ * schedule therefore carries its stages' local hashes in a meta entry
+ * (pt_warm_hashes_meta(): "stage_hashes=H0,H1,...", the first 8 bytes of
+ * each hash in hex, stages in model order), and pt_warm_new_stored()
+ * compares those with m's; m stands in for the earlier model otherwise
+ * (the same Funcs, names and loop dims), which holds for the edits a
+ * warm start is for: changed expressions. When the earlier pipeline had
+ * other stages, the entry does not match and the start is cold.
+ *
+ * Ownership: pt_warm_new() and pt_warm_new_stored() borrow the models
+ * and the schedule, which must outlive the struct pt_warm; it owns
+ * nothing else.
  * Errors: 0 or a negative PT_E*: PT_ENOMEM; PT_EINVAL when a model is
  * not hashed. A schedule of another shape is not an error: its Funcs
  * count as changed.
@@ -37,6 +48,10 @@
 #include "protune/pt_model.h"
 #include "protune/pt_sched.h"
 #include "protune/pt_space.h"
+#include "protune/pt_strvec.h"
+
+#define PT_WARM_META "stage_hashes"
+#define PT_WARM_HASH_BYTES 8
 
 struct pt_warm;
 
@@ -45,7 +60,17 @@ struct pt_warm;
 int pt_warm_new(const struct pt_model *m, const struct pt_model *old,
 		const struct pt_sched *old_sched, struct pt_warm **out,
 		struct pt_error *err);
+/* From old_sched alone, with its stage_hashes meta entry; m must be
+ * hashed. PT_ENOTFOUND (err says why) when the entry is missing or does
+ * not list one hash per stage of m, or old_sched has another Func count:
+ * the caller then starts cold. */
+int pt_warm_new_stored(const struct pt_model *m,
+		       const struct pt_sched *old_sched, struct pt_warm **out,
+		       struct pt_error *err);
 void pt_warm_free(struct pt_warm *wm);   /* NULL is fine */
+
+/* Append m's stage_hashes entry to meta (m hashed). 0 or PT_ENOMEM. */
+int pt_warm_hashes_meta(const struct pt_model *m, struct pt_strvec *meta);
 
 /* Stages of m; stages whose local hash is not the earlier one's. */
 int pt_warm_stages(const struct pt_warm *wm);

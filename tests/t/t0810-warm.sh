@@ -75,9 +75,36 @@ test_expect_success 'warm and cold runs with counts are deterministic across thr
 	test_cmp d1.sched d2.sched
 '
 
+# A fresh clone's store file has no model of the earlier version: its
+# stage_hashes entry says which stages it was tuned for, and the start is
+# the same as with the model (identical output with counts and a seed).
+test_expect_success 'every tuned schedule lists its stage hashes, one per stage' '
+	grep "^meta stage_hashes=[0-9a-f]\{16\}\(,[0-9a-f]\{16\}\)\{8\}\$" s0.sched &&
+	grep "^meta stage_hashes=" s1.sched
+'
+
+test_expect_success 'a warm start from the schedule alone equals one with the earlier model' '
+	protune tune k1.model --iterations 3 --trees 2 --seed 4 --threads 2 \
+		--warm-sched s0.sched >a.sched 2>a.err &&
+	grep "warm start: 1 of 9 stages changed" a.err &&
+	test_cmp d1.sched a.sched
+'
+
+test_expect_success 'a schedule without stage hashes, or of another pipeline, is an error alone' '
+	grep -v "^meta stage_hashes=" s0.sched >nohash.sched &&
+	test_expect_code 1 protune tune k1.model --warm-sched nohash.sched 2>err &&
+	test_grep "^protune: nohash.sched: the schedule has no .stage_hashes. meta entry; give --warm-model too\$" err &&
+	sed "s/^\(meta stage_hashes=[0-9a-f]*\),.*/\1/" s0.sched >short.sched &&
+	test_expect_code 1 protune tune k1.model --warm-sched short.sched 2>err &&
+	test_grep "not 9 stage hashes (the pipeline.s stages changed); give --warm-model too" err &&
+	sed "s/^\(meta stage_hashes=.*\)\$/\1x/" s0.sched >bad.sched &&
+	test_expect_code 1 protune tune k1.model --warm-sched bad.sched 2>err &&
+	test_grep "not 9 stage hashes; give" err
+'
+
 test_expect_success '--warm-model needs --warm-sched' '
 	test_expect_code 1 protune tune k1.model --warm-model k0.model 2>err &&
-	grep "go together" err
+	grep "needs --warm-sched" err
 '
 
 test_done

@@ -184,6 +184,28 @@ test_expect_success 'CI pulls the edit: the frozen build fails, naming blur, and
 	test_line_count = 0 status
 '
 
+# A second developer clones after the edit: no cache, and the store holds
+# only the schedule of blur's earlier version, with its stage hashes. The
+# miss still starts warm, from that file alone.
+test_expect_success 'a fresh clone with an empty cache: the edit tunes warm from the store file alone; output correct' '
+	git clone -q "$app" "$T/app2" &&
+	mkdir -p "$T/out-dev2/gen/obj" "$T/out-dev2/obj" &&
+	cp -p "$T/out-dev/gen/obj/GenGen.o" "$T/out-dev2/gen/obj/" &&
+	cp -p "$T/out-dev/obj/RunGenMain.o" "$T/out-dev2/obj/" &&
+	test_path_is_missing "$T/cache-dev2" &&
+	PROTUNE_CACHE_DIR=$T/cache-dev2 app_make "$T/app2" "$T/out-dev2" \
+		>clone.log 2>&1 &&
+	cat clone.log &&
+	test "$(grep -c "^protune-cc: " clone.log)" = 1 &&
+	test_grep "^protune-cc: blur .*: miss (new-key), tuned: [0-9]* candidates; 1 of 3 stages changed; warm start, key " clone.log &&
+	key=$(sed -n "s/.*, key \([0-9a-f]*\), .*/\1/p" clone.log) &&
+	grep "^meta warm=1/3\$" "$T"/app2/schedules/blur/$key*.schedule &&
+	reference "$T/out-dev2" ref-clone &&
+	pt_rungen_run "$T/out-dev2/$lib/rungen" clone.tmp 1 &&
+	pt-imgcmp --abs 0 --rel 0 ref-clone/ref.tmp clone.tmp &&
+	rm -rf "$T/app2" "$T/out-dev2" "$T/cache-dev2"
+'
+
 test_expect_success 'developer: the edit misses and tunes warm, 1 of 3 stages changed; output correct; commit' '
 	date +%s >edit-time &&
 	app_make "$app" "$T/out-dev" >dev2.log 2>&1 &&

@@ -277,6 +277,11 @@ PT_TEST(numbers)
 		{ "decision_time", "1e6", 0, NULL },
 		{ "decision_time", "0", 1, "0" },
 		{ "decision_time", "-1", 0, NULL },
+		{ "compile_limit", "0", 1, "0" },
+		{ "compile_limit", "90.5", 1, "90.5" },
+		{ "compile_limit", "1e6", 0, NULL },
+		{ "compile_limit", "-3", 0, NULL },
+		{ "compile_limit", "5m", 0, NULL },
 		{ "budget", "0", 0, NULL },
 		{ "threads", "0", 1, "0" },
 		{ "threads", "1024", 1, "1024" },
@@ -426,7 +431,8 @@ PT_TEST(print)
 		"measure       = off                     # default\n"
 		"log_file      =                         # default\n"
 		"max_size      = 1G                      # default\n"
-		"search        = mcts                    # default\n");
+		"search        = mcts                    # default\n"
+		"compile_limit = 300                     # default\n");
 	pt_strbuf_release(&sb);
 	pt_config_release(&c);
 }
