@@ -199,9 +199,8 @@ static int run_tuned(const struct pt_config *cfg, struct pt_genargs *ga,
 		so.ctx = &lk;
 		so.until_closed = 1;
 		/* The baseline run has no limit but the watchdog. */
-		if (!run && cfg->compile_limit_s > 0)
-			so.compile_ms = cfg->compile_limit_s >= 2e6 ? 2000000000 :
-					(int)ceil(cfg->compile_limit_s * 1000);
+		if (!run)
+			so.compile_ms = pt_drv_compile_limit_ms(cfg);
 		so.compile_over = &over;
 		over = 0;
 		serr = (struct pt_error)PT_ERROR_INIT;

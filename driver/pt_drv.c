@@ -164,6 +164,17 @@ void pt_drv_measure_opts(const struct pt_config *cfg, const char *plugin,
 	o->plugin_path = plugin;
 	o->lock_path = pt_drv_bench_lock();
 	o->cxx = getenv("PROTUNE_CXX");
+	/* A candidate that a build would stop (compile_limit) is invalid. */
+	o->compile_timeout_ms = pt_drv_compile_limit_ms(cfg);
+}
+
+int pt_drv_compile_limit_ms(const struct pt_config *cfg)
+{
+	double ms = cfg->compile_limit_s * 1000;
+
+	if (!(ms > 0))
+		return 0;
+	return ms >= 2e9 ? 2000000000 : (int)ms + ((double)(int)ms < ms);
 }
 
 const char *pt_drv_bench_lock(void)

@@ -59,7 +59,11 @@ void pt_drv_open_cache(const struct pt_config *cfg, int readonly,
 void pt_drv_open_store(const struct pt_config *cfg, const char *name,
 		       FILE *warn, struct pt_store **store);
 
-/* Measuring options for cfg (strings borrowed from cfg and plugin). */
+/* compile_limit in milliseconds, rounded up; 0 for none. */
+int pt_drv_compile_limit_ms(const struct pt_config *cfg);
+
+/* Measuring options for cfg (strings borrowed from cfg and plugin); a
+ * candidate's compile may take compile_limit at most. */
 void pt_drv_measure_opts(const struct pt_config *cfg, const char *plugin,
 			 struct pt_measure_opts *o);
 

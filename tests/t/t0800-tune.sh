@@ -179,6 +179,21 @@ test_expect_success 'PROTUNE_BENCH_LOCK names the benchmark lock measurements ta
 	test_grep "nodir" lock.err
 '
 
+# A candidate whose compile a build would stop (compile_limit) is invalid;
+# the answer is then the cost model's, still a valid schedule.
+test_expect_success 'cost+real: a candidate compiling past compile_limit is invalid' '
+	(unset MAKEFLAGS MFLAGS MAKELEVEL &&
+	 PROTUNE_BENCH_LOCK=$PWD/bench.lock PROTUNE_COMPILE_LIMIT=0.001 \
+	 protune tune blur.model --measure --threads 1 --budget 3 --seed 3 \
+		--runs 1 >cl.sched 2>cl.err) &&
+	cat cl.err &&
+	grep "^candidate [0-9]*: invalid: .*" cl.err >invalid &&
+	test_grep "the generator ran past the time limit" invalid &&
+	test_must_fail grep "^candidate [0-9]*: [0-9.]* ms" cl.err &&
+	test_must_fail grep "^meta measured_ms=" cl.sched &&
+	protune check blur.model cl.sched
+'
+
 test_expect_success 'cost+real with --threads 1 measures 1 at a time' '
 	measured_tune 1 &&
 	test_grep "^measuring [0-9]* candidates, 1 at a time$" m1.err &&
