@@ -152,6 +152,16 @@ static int copy_func(struct pt_sched_func *d, const struct pt_sched_func *s)
 	return 0;
 }
 
+const char *pt_sched_meta(const struct pt_sched *s, const char *name)
+{
+	size_t n = strlen(name), i;
+
+	for (i = 0; i < s->meta.nr; i++)
+		if (!strncmp(s->meta.v[i], name, n) && s->meta.v[i][n] == '=')
+			return s->meta.v[i] + n + 1;
+	return NULL;
+}
+
 struct pt_sched *pt_sched_copy(const struct pt_sched *s)
 {
 	struct pt_sched *c = pt_sched_new();

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,7 +175,7 @@ int pt_drv_compile_limit_ms(const struct pt_config *cfg)
 
 	if (!(ms > 0))
 		return 0;
-	return ms >= 2e9 ? 2000000000 : (int)ms + ((double)(int)ms < ms);
+	return ms >= 2e9 ? 2000000000 : (int)ceil(ms);
 }
 
 const char *pt_drv_bench_lock(void)

@@ -5,7 +5,6 @@
 #include "pt_drv.h"
 
 #include "config.h"
-#include "protune/pt_randsched.h"
 #include "protune/pt_strbuf.h"
 #include "protune/pt_time.h"
 #include "protune/pt_tune.h"
@@ -190,16 +189,12 @@ static int fill_entry(struct pt_cache_entry *e, const struct pt_model *m,
 	return 0;
 }
 
-/* A meta value of a schedule text ("" when absent). */
+/* A meta value of a schedule as a number (-1 when absent). */
 static double meta_num(const struct pt_sched *s, const char *name)
 {
-	size_t n = strlen(name);
-	size_t i;
+	const char *v = pt_sched_meta(s, name);
 
-	for (i = 0; i < s->meta.nr; i++)
-		if (!strncmp(s->meta.v[i], name, n) && s->meta.v[i][n] == '=')
-			return strtod(s->meta.v[i] + n + 1, NULL);
-	return -1;
+	return v ? strtod(v, NULL) : -1;
 }
 
 struct found {
@@ -510,18 +505,6 @@ static int cores_online(void)
 	return n > 0 && n < 1024 ? (int)n : 1;
 }
 
-/* A meta value of a schedule as text (NULL when absent). */
-static const char *meta_str(const struct pt_sched *s, const char *name)
-{
-	size_t n = strlen(name);
-	size_t i;
-
-	for (i = 0; i < s->meta.nr; i++)
-		if (!strncmp(s->meta.v[i], name, n) && s->meta.v[i][n] == '=')
-			return s->meta.v[i] + n + 1;
-	return NULL;
-}
-
 /* The store's newest schedule for m's generator, function and target
  * under another key, for a warm start from the store alone. */
 struct store_warm {
@@ -549,8 +532,8 @@ static int store_warm_each(void *ctx, const char *path, const char *gen,
 			  NULL) ||
 	    pt_sched_parse(text.buf, text.len, path, &s, NULL))
 		goto out;
-	fn = meta_str(s, "function");
-	tg = meta_str(s, "target");
+	fn = pt_sched_meta(s, "function");
+	tg = pt_sched_meta(s, "target");
 	at = meta_num(s, "tuned_at");
 	if (!fn || !tg || strcmp(tg, m->target) ||
 	    strcmp(fn, m->function && *m->function ? m->function : "-") ||
@@ -772,13 +755,9 @@ int pt_lookup_answer(struct pt_serve *s, void *ctx, const struct pt_model *m,
 
 	if (lk->baseline_key && !strcmp(lk->baseline_key, r->key) &&
 	    !refused) {
-		if (!(*out = pt_sched_baseline(m)) ||
-		    pt_strvec_push(&(*out)->meta, "tuner=baseline")) {
-			pt_sched_free(*out);
-			*out = NULL;
-			return pt_error_set(err, PT_ENOMEM, "out of memory");
-		}
-		memcpy((*out)->key, m->key, sizeof(m->key));
+		if ((ret = pt_serve_answer_baseline(s, NULL, m, attempt, NULL,
+						    out, err)))
+			return ret;
 		r->outcome = PT_OUT_BASELINE;
 		r->elapsed_ms = (double)(pt_time_now_ms() - t0);
 		pt_lookup_count(lk, "baseline.compile-limit", NULL, -1);
@@ -876,6 +855,7 @@ void pt_lookup_forget(struct pt_lookup *lk,
 		      const struct pt_lookup_result *r)
 {
 	struct pt_error e = PT_ERROR_INIT;
+	struct pt_strbuf path = PT_STRBUF_INIT;
 	uint8_t key[16];
 
 	if (pt_hash_parse(r->key, key))
@@ -889,24 +869,20 @@ void pt_lookup_forget(struct pt_lookup *lk,
 			fprintf(lk->out, "%s: removed key %.12s from the cache\n",
 				lk->name, r->key);
 	}
-	if (r->stored && lk->store) {
-		struct pt_strbuf path = PT_STRBUF_INIT;
-
-		pt_store_path(lk->store, r->generator, key, &path);
-		if (pt_store_remove(lk->store, r->generator, key, &e))
-			warn(lk, "%s", e.msg);
-		else if (lk->out)
-			fprintf(lk->out, "%s: removed the store file it wrote, %s\n",
+	if (!lk->store || (!r->stored && r->reason != PT_WHY_HIT_STORE))
+		return;
+	pt_store_path(lk->store, r->generator, key, &path);
+	if (!r->stored) {
+		if (lk->out)
+			fprintf(lk->out, "%s: the store file %s still holds it: `protune retune` it, or remove it\n",
 				lk->name, path.buf);
-		pt_strbuf_release(&path);
-	} else if (r->reason == PT_WHY_HIT_STORE && lk->store && lk->out) {
-		struct pt_strbuf path = PT_STRBUF_INIT;
-
-		pt_store_path(lk->store, r->generator, key, &path);
-		fprintf(lk->out, "%s: the store file %s still holds it: `protune retune` it, or remove it\n",
+	} else if (pt_store_remove(lk->store, r->generator, key, &e)) {
+		warn(lk, "%s", e.msg);
+	} else if (lk->out) {
+		fprintf(lk->out, "%s: removed the store file it wrote, %s\n",
 			lk->name, path.buf);
-		pt_strbuf_release(&path);
 	}
+	pt_strbuf_release(&path);
 }
 
 /* --- explain ---------------------------------------------------------------- */

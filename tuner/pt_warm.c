@@ -403,15 +403,10 @@ int pt_warm_new_stored(const struct pt_model *m,
 		       struct pt_error *err)
 {
 	struct pt_warm *wm;
-	const char *v = NULL, *p;
-	size_t i, len = strlen(PT_WARM_META);
+	const char *v = pt_sched_meta(old_sched, PT_WARM_META), *p;
 	int k, b, bad;
 
 	*out = NULL;
-	for (i = 0; i < old_sched->meta.nr && !v; i++)
-		if (!strncmp(old_sched->meta.v[i], PT_WARM_META, len) &&
-		    old_sched->meta.v[i][len] == '=')
-			v = old_sched->meta.v[i] + len + 1;
 	if (!v)
 		return pt_error_set(err, PT_ENOTFOUND,
 				    "the schedule has no '%s' meta entry",

@@ -97,6 +97,9 @@ void pt_sched_free(struct pt_sched *s);
 struct pt_sched *pt_sched_new_for(const struct pt_model *m);
 struct pt_directive *pt_sched_add_directive(struct pt_sched_stage *st);
 struct pt_sched *pt_sched_copy(const struct pt_sched *s);
+/* The value of the first meta entry NAME=VALUE (borrowed from s; "" when
+ * the value is empty), or NULL when there is none. */
+const char *pt_sched_meta(const struct pt_sched *s, const char *name);
 
 /* Canonical text. Optional labels are printed when present. */
 int pt_sched_print(const struct pt_sched *s, struct pt_strbuf *out);

@@ -82,7 +82,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pt_sched *s = NULL;
 	struct pt_warm *wm = (struct pt_warm *)&err;
 	struct pt_strvec own = PT_STRVEC_INIT;
-	size_t i;
 	int ret, kept;
 
 	if (pt_model_parse(model_text, sizeof(model_text) - 1, "blur", &m,
@@ -104,10 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    pt_warm_changed(wm) > m->nstages)
 			abort();
 		/* the first stage_hashes entry is the one read */
-		for (i = 0; i < s->meta.nr; i++)
-			if (!strncmp(s->meta.v[i], "stage_hashes=", 13))
-				break;
-		if (!strcmp(s->meta.v[i], own.v[0]) &&
+		if (!strcmp(pt_sched_meta(s, PT_WARM_META),
+			    own.v[0] + sizeof(PT_WARM_META)) &&
 		    pt_warm_changed(wm) != 0)
 			abort();
 		kept = pt_warm_count_kept(wm, s);
