@@ -12,6 +12,7 @@ set -u
 : "${PT_BUILD_DIR:?}" "${PT_SRCDIR:?}"
 PATH=$PT_BUILD_DIR/bin:$PT_BUILD_DIR/tests:$PATH
 . "$PT_SRCDIR/examples/pt-example.sh"
+. "$PT_SRCDIR/bench/lib.sh"
 [ $# -gt 0 ] || set -- $(pt_ex_list)
 examples=$*
 rounds=${BENCH_ROUNDS:-5}
@@ -51,7 +52,7 @@ for ex in $examples; do
 		while [ $i -lt $((r % $#)) ]; do x=$1; shift; set -- "$@" "$x"; i=$((i + 1)); done
 		for v in "$@"; do
 			[ -f "$tmp/$v.bad" ] && continue
-			t=$(pt_ex_time bench "$ex" "$v" 1 "$min_time") && echo "$t" >>"$tmp/$v.times"
+			t=$(bench_locked pt_ex_time bench "$ex" "$v" 1 "$min_time") && echo "$t" >>"$tmp/$v.times"
 		done
 		r=$((r + 1))
 	done

@@ -1,5 +1,5 @@
-# lib.sh: checks of the benchmark scripts' settings, sourced by
-# bench/tuners.sh and bench/warm.sh.
+# lib.sh: checks of the benchmark scripts' settings and their timing
+# lock, sourced by bench/bench.sh, bench/tuners.sh and bench/warm.sh.
 
 # is_seconds VALUE: a decimal number greater than 0
 is_seconds() {
@@ -19,4 +19,18 @@ is_count() {
 # is_positive VALUE: digits only, and not 0
 is_positive() {
 	is_count "$1" && [ "$1" -gt 0 ]
+}
+
+# bench_locked CMD...: run CMD (a command or a shell function) holding the
+# benchmark lock exclusively: $PROTUNE_BENCH_LOCK when set and not empty,
+# else /tmp/protune-bench.lock, the lock protune's own measurements take
+# (doc/tuning.md). No measuring tuner times, and nothing run under
+# `flock -s` on that file runs, while CMD does; CMD waits for them in turn.
+bench_locked() {
+	_lk=${PROTUNE_BENCH_LOCK:-/tmp/protune-bench.lock}
+	[ -e "$_lk" ] || : >>"$_lk" || return 1
+	(
+		flock -x 9 || exit 1
+		"$@"
+	) 9<"$_lk"
 }

@@ -7,7 +7,8 @@
 # build runs it; each protune-* source tunes into a cache of its own), one
 # build at a time so that tuning times are not disturbed by other builds;
 # checks the output against the reference build's (pt_ex_compare); then
-# times the sources that passed side by side as bench.sh does:
+# times the sources that passed side by side as bench.sh does, each timing
+# holding the benchmark lock exclusively (bench_locked, bench/lib.sh):
 # BENCH_ROUNDS rounds, each running every source once in rotated order
 # (RunGen's best time per iteration over samples of BENCH_MIN_TIME
 # seconds), and takes the medians.
@@ -307,8 +308,8 @@ for ex in $examples; do
 		done
 		for src in "$@"; do
 			[ -f "$tmp/$src.ok" ] || continue
-			t=$(pt_ex_time "$size" "$ex" "$src" 1 "$min_time" \
-				2>"$tmp/why")
+			t=$(bench_locked pt_ex_time "$size" "$ex" "$src" 1 \
+				"$min_time" 2>"$tmp/why")
 			if [ $? -eq 0 ] && [ -n "$t" ]; then
 				echo "$t" >>"$tmp/$src.times"
 			else
