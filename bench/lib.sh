@@ -26,11 +26,16 @@ is_positive() {
 # else /tmp/protune-bench.lock, the lock protune's own measurements take
 # (doc/tuning.md). No measuring tuner times, and nothing run under
 # `flock -s` on that file runs, while CMD does; CMD waits for them in turn.
+# Like pt_lock (include/protune/pt_lock.h) it waits in the turnstile
+# LOCK.turn, so that compiles starting meanwhile do not overtake it.
 bench_locked() {
 	_lk=${PROTUNE_BENCH_LOCK:-/tmp/protune-bench.lock}
-	[ -e "$_lk" ] || : >>"$_lk" || return 1
+	for _f in "$_lk" "$_lk.turn"; do
+		[ -e "$_f" ] || : >>"$_f" || return 1
+	done
 	(
-		flock -x 9 || exit 1
+		flock -x 8 && flock -x 9 || exit 1
+		exec 8<&-
 		"$@"
-	) 9<"$_lk"
+	) 8<"$_lk.turn" 9<"$_lk"
 }

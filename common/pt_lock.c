@@ -58,55 +58,82 @@ static void record_pid(int fd)
 		(void)!pwrite(fd, buf, (size_t)n, 0);
 }
 
+/* Wait for flock(fd, mode) until `deadline` (pt_time_now_ms(); -1: no
+ * limit), polling with a backoff from 1 to 50 ms when there is one.
+ * Returns 0, PT_LOCK_BUSY or PT_EIO naming `path`. */
+static int wait_flock(int fd, int mode, long long deadline, const char *path,
+		      struct pt_error *err)
+{
+	long backoff = 1;
+
+	for (;;) {
+		long long left;
+
+		if (flock(fd, deadline < 0 ? mode : mode | LOCK_NB) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return pt_error_set(err, PT_EIO, "%s: flock: %s", path,
+					    strerror(errno));
+		left = deadline - pt_time_now_ms();
+		if (left <= 0)
+			return PT_LOCK_BUSY;
+		pt_time_sleep_ms(backoff < left ? backoff : (long)left);
+		backoff = backoff * 2 > 50 ? 50 : backoff * 2;
+	}
+}
+
 static int acquire(struct pt_lock *lk, const char *dir, const char *name,
 		   int timeout_ms, int mode, struct pt_error *err)
 {
-	struct pt_strbuf path = PT_STRBUF_INIT;
+	struct pt_strbuf path = PT_STRBUF_INIT, turn_path = PT_STRBUF_INIT;
 	long long deadline = timeout_ms < 0 ? -1 : pt_time_now_ms() + timeout_ms;
-	long backoff = 1;
-	int fd = -1, ret;
+	int fd = -1, turn = -1, ret;
 
 	if (lk->fd >= 0)
 		return pt_error_set(err, PT_EINVAL, "lock: already held");
 	ret = lock_path(&path, dir, name, err);
 	if (ret)
 		goto cleanup;
+	if (pt_strbuf_addf(&turn_path, "%s" PT_LOCK_TURN_SUFFIX, path.buf)) {
+		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
+		goto cleanup;
+	}
 	fd = open_lock_file(path.buf);
 	if (fd < 0) {
 		ret = pt_error_set(err, PT_EIO, "%s: cannot open lock file: %s",
 				   path.buf, strerror(errno));
 		goto cleanup;
 	}
-	for (;;) {
-		long long left;
-
-		if (flock(fd, deadline < 0 ? mode : mode | LOCK_NB) == 0)
-			break;
-		if (errno == EINTR)
-			continue;
-		if (errno != EWOULDBLOCK) {
-			ret = pt_error_set(err, PT_EIO, "%s: flock: %s", path.buf,
-					   strerror(errno));
-			goto cleanup;
-		}
-		left = deadline - pt_time_now_ms();
-		if (left <= 0) {
-			ret = PT_LOCK_BUSY;
-			goto cleanup;
-		}
-		pt_time_sleep_ms(backoff < left ? backoff : (long)left);
-		backoff = backoff * 2 > 50 ? 50 : backoff * 2;
+	turn = open_lock_file(turn_path.buf);
+	if (turn < 0) {
+		ret = pt_error_set(err, PT_EIO, "%s: cannot open lock file: %s",
+				   turn_path.buf, strerror(errno));
+		goto cleanup;
 	}
+	/* The turnstile: an exclusive waiter holds it exclusively while it
+	 * waits for the lock, so shared waiters that come after it queue
+	 * behind it instead of overtaking it; a shared waiter holds it
+	 * shared, which only exclusive waiters feel. Neither keeps it once
+	 * it has the lock. */
+	ret = wait_flock(turn, mode, deadline, turn_path.buf, err);
+	if (!ret)
+		ret = wait_flock(fd, mode, deadline, path.buf, err);
+	if (ret)
+		goto cleanup;
 	if (mode == LOCK_EX)
 		record_pid(fd);
 	lk->fd = fd;
 	lk->shared = mode == LOCK_SH;
 	fd = -1;
-	ret = 0;
 cleanup:
 	if (fd >= 0)
 		close(fd);
+	if (turn >= 0)
+		close(turn);
 	pt_strbuf_release(&path);
+	pt_strbuf_release(&turn_path);
 	return ret;
 }
 

@@ -8,6 +8,15 @@
  * the holder's death by any signal: a lock is never stale. Use a local
  * filesystem: flock on NFS is emulated and may behave differently.
  *
+ * Waiters pass a turnstile first, a second flock(2) on DIR/NAME.turn
+ * (created the same way): an exclusive waiter holds it exclusively until
+ * it has the lock, so that shared holders arriving after it wait behind
+ * it instead of keeping it out for ever (flock(2) alone gives no
+ * preference). A process that holds the lock shared must therefore not
+ * wait for it again, shared or not, before releasing it: an exclusive
+ * waiter in between would wait for the first hold while the second waits
+ * for it.
+ *
  * The holder writes its pid, in decimal and a newline, into the file, for
  * diagnostics only (pt_lock_holder()); the pid is erased on release.
  *
@@ -32,6 +41,9 @@ struct pt_lock {
 
 #define PT_LOCK_INIT { -1, 0 }
 
+/* The turnstile's file is the lock's path with this appended. */
+#define PT_LOCK_TURN_SUFFIX ".turn"
+
 /* Returned by pt_lock_acquire() when another process held the lock for
  * the whole wait. */
 #define PT_LOCK_BUSY 1
@@ -52,8 +64,9 @@ int pt_lock_acquire(struct pt_lock *lk, const char *dir, const char *name,
 /* The same, shared: any number of shared holders at once, none while an
  * exclusive holder has it (so work that must not overlap a benchmark run,
  * such as a compile, takes it shared, and the run exclusive). Shared
- * holders record no pid. flock(2) gives no preference: a steady stream of
- * shared holders can delay an exclusive waiter. */
+ * holders record no pid. An exclusive waiter goes first (the turnstile,
+ * above): shared waiters that arrive while it waits get the lock after
+ * it. */
 int pt_lock_acquire_shared(struct pt_lock *lk, const char *dir,
 			   const char *name, int timeout_ms,
 			   struct pt_error *err);

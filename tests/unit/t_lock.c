@@ -237,6 +237,72 @@ PT_TEST(shared_and_exclusive)
 	pt_lock_release(&a);
 }
 
+/* An exclusive waiter is not overtaken by shared holders that come after
+ * it (the turnstile): while a child waits for the lock that the parent
+ * holds shared, a new shared request finds it busy; the child gets the
+ * lock as soon as the parent lets go, and shared holders after it. (The
+ * child is forked before the parent takes the lock: a forked child
+ * shares its parent's locks.) */
+PT_TEST(exclusive_waiter_goes_first)
+{
+	struct pt_lock a = PT_LOCK_INIT, b = PT_LOCK_INIT;
+	const char *dir = pt_test_tmpdir();
+	int start[2], got[2], go[2], queued = 0, status;
+	long long t0;
+	char c;
+	pid_t pid;
+
+	PT_REQUIRE(pipe(start) == 0 && pipe(got) == 0 && pipe(go) == 0);
+	pid = fork();
+	PT_REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct pt_lock x = PT_LOCK_INIT;
+
+		if (read(start[0], &c, 1) != 1)
+			_exit(2);
+		if (pt_lock_acquire(&x, dir, "fair", -1, NULL) != 0)
+			_exit(3);
+		if (write(got[1], "x", 1) != 1)
+			_exit(4);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	PT_REQUIRE(pt_lock_acquire_shared(&a, dir, "fair", 0, NULL) == 0);
+	PT_REQUIRE(write(start[1], "s", 1) == 1);
+	/* Until the child queues, shared requests still succeed. */
+	t0 = pt_time_now_ms();
+	while (!queued && pt_time_now_ms() - t0 < 5000) {
+		int r = pt_lock_acquire_shared(&b, dir, "fair", 0, NULL);
+
+		if (r == PT_LOCK_BUSY)
+			queued = 1;
+		else if (PT_CHECK_INT(r, 0))
+			pt_lock_release(&b);
+		else
+			break;
+		if (!queued)
+			pt_time_sleep_ms(5);
+	}
+	PT_CHECK(queued);
+	PT_CHECK_INT(pt_lock_acquire_shared(&b, dir, "fair", 60, NULL),
+		     PT_LOCK_BUSY);
+	pt_lock_release(&a);
+	PT_REQUIRE(read(got[0], &c, 1) == 1);
+	PT_CHECK_INT(pt_lock_acquire_shared(&b, dir, "fair", 0, NULL),
+		     PT_LOCK_BUSY);
+	PT_REQUIRE(write(go[1], "g", 1) == 1);
+	PT_REQUIRE(waitpid(pid, &status, 0) == pid);
+	PT_CHECK_INT(status, 0);
+	PT_CHECK_INT(pt_lock_acquire_shared(&b, dir, "fair", 0, NULL), 0);
+	pt_lock_release(&b);
+	close(start[0]);
+	close(start[1]);
+	close(got[0]);
+	close(got[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
 PT_TEST(bad_arguments_and_missing_directory)
 {
 	struct pt_lock lk = PT_LOCK_INIT;
@@ -262,6 +328,7 @@ PT_SUITE(lock,
 	{ "held lock is busy for another process", held_lock_is_busy_for_another_process },
 	{ "lock is not recursive", lock_is_not_recursive },
 	{ "shared and exclusive holders", shared_and_exclusive },
+	{ "an exclusive waiter goes first", exclusive_waiter_goes_first },
 	{ "lock dies with a killed holder", lock_dies_with_a_killed_holder },
 	{ "lock is free after the holder exits", lock_is_free_after_the_holder_exits },
 	{ "waits end when the holder lets go", waits_end_when_the_holder_lets_go },
