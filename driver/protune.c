@@ -7,6 +7,7 @@
  *   protune random MODEL [--seed N]
  *   protune space MODEL [--seed N] [--children] [--bench N]
  *   protune cpp MODEL SCHED       the schedule as Halide C++
+ *   protune cost MODEL SCHED      the cost model's prediction and its terms
  *   protune measure MODEL SCHED [--runs N] [--min-time S] [--keep]
  *                   [--cache-dir D] [--plugin P] [--no-check] [-v]
  *                   [--reference RUNGEN]
@@ -89,6 +90,8 @@ static void usage(FILE *f)
 	      "                      children each has; --bench: time N\n"
 	      "                      random complete states\n"
 	      "  cpp MODEL SCHED     print the schedule as Halide C++\n"
+	      "  cost MODEL SCHED    the cost model's prediction for the\n"
+	      "                      schedule, term by term\n"
 	      "  measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
 	      "          [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
 	      "          [--reference RUNGEN]\n"
@@ -427,6 +430,65 @@ out:
 				     strerror(errno)) : 0;
 }
 
+/* The cost model's prediction for one schedule and, term by term, what
+ * the linear layer makes of it: the numbers behind a search's choice. */
+static int cmd_cost(const struct args *a)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_strbuf path = PT_STRBUF_INIT;
+	struct pt_model *m = NULL;
+	struct pt_sched *s = NULL;
+	struct pt_features *fx = NULL;
+	struct pt_cost *c = NULL;
+	double *rows = NULL, terms[PT_TERM_COUNT], pred, lin;
+	const double *coef;
+	int ret, k;
+
+	if ((ret = load_pair(a, &m, &s, NULL, 1)))
+		goto out;
+	if (pt_drv_cost_model_path(&path, &err) ||
+	    pt_drv_load_cost_model(&c, &err)) {
+		ret = pt_cli_fail("%s", err.msg);
+		goto out;
+	}
+	rows = malloc((size_t)(m->nstages > 0 ? m->nstages : 1) *
+		      PT_FEAT_COUNT * sizeof(*rows));
+	if (!rows || pt_features_new(m, &fx, &err)) {
+		ret = pt_cli_fail("%s", rows ? err.msg : "out of memory");
+		goto out;
+	}
+	if (pt_features_compute(fx, s, rows, &err)) {
+		ret = pt_cli_fail("%s: %s", display_name(a->pos[1]), err.msg);
+		goto out;
+	}
+	pt_cost_terms(m, fx, rows, terms);
+	pred = pt_cost_predict(c, terms);
+	lin = pt_cost_linear(c, terms);
+	coef = pt_cost_coef(c);
+	printf("predicted %.6g (linear layer %.6g", pred, lin);
+	if (pt_cost_has_trees(c) && lin > 0)
+		printf(", trees x%.4g", pred / lin);
+	printf("); cost model %s\n", path.buf);
+	printf("%-14s %14s %12s %12s %7s\n", "term", "value", "coef",
+	       "coef*value", "share");
+	for (k = 0; k < PT_TERM_COUNT; k++) {
+		double v = coef[k] * terms[k];
+
+		printf("%-14s %14.6g %12.4g %12.6g %6.1f%%\n", pt_term_name(k),
+		       terms[k], coef[k], v, lin > 0 ? 100 * v / lin : 0.0);
+	}
+	ret = fflush(stdout) ? pt_cli_fail("cannot write the output: %s",
+					   strerror(errno)) : 0;
+out:
+	free(rows);
+	pt_features_free(fx);
+	pt_cost_free(c);
+	pt_strbuf_release(&path);
+	pt_sched_free(s);
+	pt_model_free(m);
+	return ret;
+}
+
 static int cmd_space(const struct args *a)
 {
 	struct pt_error err = PT_ERROR_INIT;
@@ -607,6 +669,7 @@ static const struct command commands[] = {
 	{ "space", 1, OPT_SEED | OPT_CHILDREN,
 	  "space MODEL [--seed N] [--children] [--bench N]", cmd_space },
 	{ "cpp", 2, 0, "cpp MODEL SCHED", cmd_cpp },
+	{ "cost", 2, 0, "cost MODEL SCHED", cmd_cost },
 	{ "measure", 2, OPT_MEASURE,
 	  "measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
 	  "       [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"

@@ -60,7 +60,7 @@ test_expect_success '--version and --help' '
 
 # Every command of protune; each must print its usage on stdout and exit 0
 # for --help and -h.
-commands="model key check baseline random space cpp measure tune config
+commands="model key check baseline random space cpp cost measure tune config
 	stats zero-stats ls show explain export import commit gc retune clear
 	train"
 

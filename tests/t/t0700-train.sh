@@ -42,6 +42,35 @@ test_expect_success 'the linear layer alone has no trees' '
 	! grep "^gbt" lin.cost
 '
 
+test_expect_success 'cost: the prediction, and the linear layer term by term' '
+	protune space d/models/blur.model --seed 3 >s3.sched &&
+	PROTUNE_COST_MODEL=$PWD/lin.cost protune cost d/models/blur.model \
+		s3.sched >cost &&
+	test_grep "^predicted [0-9.e+-]* (linear layer [0-9.e+-]*); cost model .*/lin.cost\$" cost &&
+	test_grep "^term  *value  *coef  *coef\*value  *share\$" cost &&
+	grep "^term " lin.cost | cut -d" " -f2 >want &&
+	sed -n "3,\$p" cost | awk "{ print \$1 }" >got &&
+	test_cmp want got &&
+	# the terms add up to the linear layer, which without trees is the
+	# prediction
+	awk "NR == 1 { p = \$2 + 0 } NR > 2 { s += \$4 }
+	     END { d = s - p; if (d < 0) d = -d; exit !(p > 0 && d <= 1e-4 * p) }" cost &&
+	PROTUNE_COST_MODEL=$PWD/m.cost protune cost d/models/blur.model \
+		s3.sched >cost2 &&
+	test_grep "^predicted .* trees x" cost2
+'
+
+test_expect_success 'cost: a schedule that does not fit, and no cost model' '
+	protune space d/models/unsharp.model --seed 1 >u.sched &&
+	test_expect_code 1 env PROTUNE_COST_MODEL=$PWD/lin.cost \
+		protune cost d/models/blur.model u.sched 2>err &&
+	test_grep "u.sched does not fit" err &&
+	test_expect_code 1 env PROTUNE_COST_MODEL=$PWD/nosuch.cost \
+		protune cost d/models/blur.model s3.sched 2>err &&
+	test_grep "nosuch.cost" err &&
+	test_expect_code 2 protune cost d/models/blur.model 2>err
+'
+
 test_expect_success 'eval: one row per held-out example' '
 	protune train --data d --eval e.tsv >out &&
 	head -n1 e.tsv >header &&
