@@ -130,6 +130,9 @@ static void usage(FILE *f)
 	      "        [--eval TSV] [--out FILE]\n"
 	      "                      fit the cost model to measured samples;\n"
 	      "                      --eval: leave-one-example-out ranking\n"
+	      "  calibrate --data DIR [--budget S] [--jobs N] [--out FILE]\n"
+	      "        [MODEL...]     measure random schedules on this machine\n"
+	      "                      for a time, then fit the cost model\n"
 	      "\n"
 	      "A FILE of '-' is standard input. See protune(1).\n", f);
 }

@@ -1,5 +1,5 @@
-/* pt_cmd_train.c: `protune train` and `protune cost` (pt_cmd_train.h,
- * doc/cost-model.md).
+/* pt_cmd_train.c: `protune train` (pt_cmd_train.h, doc/cost-model.md), and
+ * what `protune calibrate` shares with it.
  *
  * Training data is a directory as bench/samples.sh writes it:
  *   DIR/models/NAME.model   the pipeline model of NAME
@@ -153,16 +153,19 @@ out:
 	return ret;
 }
 
-/* The schedule `protune space MODEL --seed SEED` prints, into text. */
-static int space_text(struct group *g, uint64_t seed, struct pt_sched **s,
-		      struct pt_strbuf *text)
+/* The schedule `protune space MODEL --seed SEED` prints, into *s (the
+ * caller frees it, also on failure) and text. */
+static int draw_text(const struct pt_space *sp,
+		     const struct pt_space_state *root,
+		     struct pt_space_work *w, struct pt_space_state *st,
+		     uint64_t seed, struct pt_sched **s,
+		     struct pt_strbuf *text)
 {
 	uint64_t rng = seed;
 	int ret;
 
-	if ((ret = pt_space_random_complete(g->sp, g->root, g->w, &rng,
-					    g->st)) ||
-	    (ret = pt_space_sched(g->sp, g->st, s)) ||
+	if ((ret = pt_space_random_complete(sp, root, w, &rng, st)) ||
+	    (ret = pt_space_sched(sp, st, s)) ||
 	    (ret = pt_strvec_pushf(&(*s)->meta, "seed=%llu",
 				   (unsigned long long)seed)) ||
 	    (ret = pt_sched_print(*s, text)))
@@ -170,8 +173,25 @@ static int space_text(struct group *g, uint64_t seed, struct pt_sched **s,
 	return 0;
 }
 
-/* The first 16 hex digits of the git blob id of text. */
-static int blob_id(const struct pt_strbuf *text, char out[17])
+static int space_text(struct group *g, uint64_t seed, struct pt_sched **s,
+		      struct pt_strbuf *text)
+{
+	return draw_text(g->sp, g->root, g->w, g->st, seed, s, text);
+}
+
+int pt_train_space_text(const struct pt_space *sp,
+			const struct pt_space_state *root,
+			struct pt_space_work *w, struct pt_space_state *st,
+			uint64_t seed, struct pt_strbuf *text)
+{
+	struct pt_sched *s = NULL;
+	int ret = draw_text(sp, root, w, st, seed, &s, text);
+
+	pt_sched_free(s);
+	return ret;
+}
+
+int pt_train_blob_id(const struct pt_strbuf *text, char out[17])
 {
 	git_oid oid;
 	char hex[GIT_OID_HEXSZ + 1];
@@ -301,7 +321,7 @@ static int load_dir(struct data *d, const char *dir, int verify)
 			goto out;
 		pt_strbuf_reset(&text);
 		if ((ret = space_text(&d->g[gi], seed, &s, &text)) ||
-		    (ret = blob_id(&text, id))) {
+		    (ret = pt_train_blob_id(&text, id))) {
 			pt_sched_free(s);
 			ret = pt_cli_fail("%s:%d: cannot draw the schedule of %s seed %llu: %s",
 				   path.buf, lineno, f[0], seed,
@@ -662,5 +682,13 @@ int pt_cmd_train_main(int argc, char **argv)
 		return -1;
 	if (!strcmp(argv[0], "train"))
 		return cmd_train(argc, argv);
+	if (!strcmp(argv[0], "calibrate")) {
+		int ret;
+
+		git_libgit2_init();
+		ret = pt_cmd_calibrate(argc, argv);
+		git_libgit2_shutdown();
+		return ret;
+	}
 	return -1;
 }

@@ -147,6 +147,13 @@ static int write_file(const char *path, const char *data, size_t len,
 }
 
 /* Remove a directory tree we created (no symlinks followed). */
+static void remove_tree(const char *path);
+void pt_measure_remove_dir(const char *dir)
+{
+	if (dir && *dir)
+		remove_tree(dir);
+}
+
 static void remove_tree(const char *path)
 {
 	DIR *d = opendir(path);

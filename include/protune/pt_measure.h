@@ -93,6 +93,10 @@ int pt_measure_rewrite_argv(const struct pt_model *m, const char *out_dir,
 			    const char *plugin_path, struct pt_strvec *out,
 			    struct pt_error *err);
 
+/* Remove a directory that opts->keep_dir kept (res->dir) with everything
+ * in it; symlinks are removed, not followed. */
+void pt_measure_remove_dir(const char *dir);
+
 /* Sort times[0..n-1] (n > 0) in place and return the median: the middle
  * value, or the mean of the two middle values when n is even. */
 double pt_measure_median(double *times, int n);

@@ -62,7 +62,7 @@ test_expect_success '--version and --help' '
 # for --help and -h.
 commands="model key check baseline random space cpp cost measure tune config
 	stats zero-stats ls show explain export import commit gc retune clear
-	train"
+	train calibrate"
 
 test_expect_success 'protune --help names only commands that exist' '
 	protune --help >out &&

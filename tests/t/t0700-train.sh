@@ -121,6 +121,67 @@ test_expect_success 'failed samples are counted, not trained on' '
 	test_grep "^90 samples of 3 pipelines (1 failed" out
 '
 
+# calibrate measures for real: blur at test size through the plugin, a
+# benchmark lock of its own (the machine's may be busy with other tests).
+test_expect_success 'calibrate: a blur model to measure' '
+	blur_measure_setup
+'
+
+test_expect_success 'calibrate measures samples within its budget, then fits' '
+	PROTUNE_BENCH_LOCK=$PWD/bench.lock protune calibrate --data cal \
+		--samples 3 --trees 0 blur.model >out 2>err &&
+	cat out err &&
+	test_cmp blur.model cal/models/blur.model &&
+	test -x cal/refs/blur.rungen &&
+	n=$(wc -l <cal/samples.tsv) &&
+	test "$n" = 3 &&
+	# every line a measured sample of 10 fields, seeds 1..n once each
+	awk -F"\t" "NF != 10 || \$1 != \"blur\" || \$3 != \"ok\" ||
+		!(\$4 > 0) || !(\$9 > 0) { bad = 1 } END { exit bad }" cal/samples.tsv &&
+	cut -f2 cal/samples.tsv | sort -n >seeds &&
+	seq 1 "$n" >want &&
+	test_cmp want seeds &&
+	test_grep "^calibrate: $n samples measured in [0-9]* s (0 more failed" out &&
+	# the samples are of the schedules the space draws: none skipped
+	test_grep "^$n samples of 1 pipelines (0 failed to compile or run, not used)\$" out &&
+	test_grep "^wrote cal/calibrated.cost" out &&
+	PROTUNE_COST_MODEL=$PWD/cal/calibrated.cost protune cost blur.model \
+		base.sched >cost &&
+	test_grep "^predicted" cost
+'
+
+test_expect_success 'calibrate goes on from the seeds it has' '
+	n=$(wc -l <cal/samples.tsv) &&
+	PROTUNE_BENCH_LOCK=$PWD/bench.lock protune calibrate --data cal \
+		--samples 2 --trees 0 --out more.cost >out 2>err &&
+	cat out err &&
+	test -f more.cost &&
+	m=$(wc -l <cal/samples.tsv) &&
+	test "$m" = $((n + 2)) &&
+	cut -f2 cal/samples.tsv | sort -n | uniq -d >dups &&
+	! test -s dups &&
+	test $(cut -f2 cal/samples.tsv | sort -n | tail -1) = "$m"
+'
+
+test_expect_success 'calibrate: another model under a taken name, usage errors' '
+	mkdir -p other &&
+	sed "s/^machine-params .*/machine-params \"4,16777216,40\"/" blur.model \
+		>other/blur.model &&
+	! cmp -s blur.model other/blur.model &&
+	protune model other/blur.model >/dev/null &&
+	test_expect_code 1 protune calibrate --data cal --budget 1 \
+		other/blur.model 2>err &&
+	test_grep "cal/models/blur.model holds another model of that name" err &&
+	test_expect_code 2 protune calibrate --budget 1 2>err &&
+	test_grep "no --data DIR given" err &&
+	test_expect_code 1 protune calibrate --data cal --budget 0 2>err &&
+	test_grep "budget: expected a number" err &&
+	test_expect_code 1 protune calibrate --data empty --budget 1 2>err &&
+	test_grep "empty/models has no models" err &&
+	test_expect_code 1 protune calibrate --data cal --samples 1.5 2>err &&
+	test_grep "take whole numbers" err
+'
+
 test_expect_success 'usage errors' '
 	test_expect_code 1 protune train 2>err &&
 	test_grep "no --data DIR" err &&
