@@ -8,7 +8,8 @@
 #    without it and ranks its schedules; Spearman's rank correlation with
 #    the measured runtimes and the top-1 regret (measured runtime of the
 #    schedule ranked best over the fastest measured) go to
-#    bench/out/costmodel.tsv, one row per example.
+#    bench/out/costmodel.tsv, one row per example. The linear layer alone,
+#    as `make train` fits the shipped model (COSTMODEL_TREES=N for trees).
 # 2. Speed: random complete schedules drawn from the space, turned into
 #    schedules, featurized and costed, per second on one thread, for the
 #    stencil chain and local Laplacian: bench/out/costmodel-speed.tsv.
@@ -23,7 +24,8 @@ mkdir -p "$out"
 n=${COSTMODEL_BENCH_STATES:-2000}
 
 echo "protune cost model: $(wc -l <"$data/samples.tsv") samples in $data"
-protune train --data "$data" --eval "$out/costmodel.tsv"
+protune train --data "$data" --trees "${COSTMODEL_TREES:-0}" \
+	--eval "$out/costmodel.tsv"
 
 printf 'example\tstates\tus_draw\tus_draw_sched\tus_draw_sched_cost\tschedules_per_s\n' \
 	>"$out/costmodel-speed.tsv"

@@ -36,7 +36,7 @@ static const char *const term_names[PT_TERM_COUNT] = {
 	"stages", "vector_ops", "scalar_ops", "calls", "vector_loads",
 	"gathers", "broadcasts", "scalar_loads", "stores", "update_stores",
 	"lines", "l2_lines", "spill_lines", "allocs", "pages", "tasks",
-	"loops", "productions",
+	"loops", "productions", "strided_loads",
 };
 
 const char *pt_term_name(int term)
@@ -166,6 +166,8 @@ static void op_counts(const struct pt_model *m, const struct pt_stage *st,
 #define WALK_MAXDIMS PT_FP_MAXDIMS
 #define WALK_BUDGET 4096   /* accesses visited per stage */
 #define WALK_UNROLL_REGS 16
+#define STREAM_ROWS 32     /* streams an L2 streamer follows at once
+			    * (Intel: 32, one per 4 KiB page) */
 
 /* How one coordinate of an access moves with the loop dims of the stage
  * being costed: coef[d] per dim of that stage, unless `any` (not affine,
@@ -187,17 +189,45 @@ struct walk {
 	/* per vector (or per scalar point for sl), before hoisting is
 	 * undone by the counts of vectors */
 	double vl, ga, bc, sl, tail, us;
+	/* loads and stores (per vector, or per scalar point) of data too
+	 * large for L2 that step across rows: see walk_leaf() */
+	double jl;
 };
 
+/* Does loop i of the walk move an access (coordinates dep) across rows,
+ * that is in a coordinate other than its first (or in one that is not
+ * affine)? */
+static int steps_across(const struct walk *w, const struct dep *dep, int n,
+			int i)
+{
+	int k, d = w->loops[i].dim;
+
+	for (k = 0; k < n; k++)
+		if (dep[k].any || (k > 0 && dep[k].coef[d] != 0))
+			return 1;
+	return 0;
+}
+
 /* One load or store: count `cnt` per point of the stage, `bytes` per
- * element, coordinates `dep`. */
+ * element, coordinates `dep`; `far` (0 to 1) says how far from the core
+ * the data it reads lives (its producer's realization against L2).
+ *
+ * Besides the loads themselves, the order of their addresses: walking
+ * along a row, the hardware prefetchers stream the lines in; walking
+ * across a few rows, each row is a stream of its own, and they follow
+ * those too. Across more rows than they track (STREAM_ROWS), each time
+ * the walk comes back to a row it starts that stream again, and for data
+ * that does not stay in L2 waits on memory: blur's stencil walked down
+ * 64-row columns ran 3 times slower than the same work along its rows
+ * (doc/cost-model.md). strided_loads counts those restarts, one per run
+ * along a row, weighted by `far`. */
 static void walk_leaf(struct walk *w, const struct dep *dep, int n,
-		      double cnt, int bytes, int store)
+		      double cnt, int bytes, int store, double far)
 {
 	const struct pt_feat_loop *l = w->loops;
 	unsigned mask = 0;
-	double amort = 1, unr = 1, cost;
-	int i, k, cls;
+	double amort = 1, unr = 1, cost, run, rows;
+	int i, j, k, cls;
 
 	for (k = 0; k < n; k++) {
 		if (dep[k].any) {
@@ -219,6 +249,29 @@ static void walk_leaf(struct walk *w, const struct dep *dep, int n,
 		}
 		amort *= (double)(l[i].extent > 1 ? l[i].extent : 1);
 	}
+	/* How the access walks memory: `run` steps along its row (the loops
+	 * outside the vector loop that move it along its first coordinate
+	 * only), then steps across rows, over `rows` rows (the loops just
+	 * outside those that move it in another coordinate), before a loop
+	 * further out takes it along its rows again. Loops that run once or
+	 * that it does not move with take no step. */
+	run = rows = 1;
+	for (j = (w->vec >= 0 ? w->vec : w->nloops) - 1; j >= 0; j--) {
+		if (l[j].extent <= 1 || !(mask & (1u << l[j].dim)))
+			continue;
+		if (steps_across(w, dep, n, j))
+			break;
+		run *= (double)l[j].extent;
+	}
+	for (k = j; k >= 0; k--) {
+		if (l[k].extent <= 1 || !(mask & (1u << l[k].dim)))
+			continue;
+		if (!steps_across(w, dep, n, k))
+			break;
+		rows *= (double)l[k].extent;
+	}
+	if (rows > STREAM_ROWS && far > 0)
+		w->jl += far * cnt / amort / run;
 	if (store) {
 		w->us += cnt / amort;
 		return;
@@ -296,6 +349,7 @@ static void walk_stage(struct walk *w, const struct pt_stage *st,
 	const struct pt_model *m = w->m;
 	struct dep dep[WALK_MAXDIMS];
 	int a, k, e, d;
+	double far;
 
 	for (a = 0; a < st->naccesses && w->budget > 0; a++) {
 		const struct pt_access *ac = &st->accesses[a];
@@ -359,11 +413,20 @@ static void walk_stage(struct walk *w, const struct pt_stage *st,
 				ac->value_index : 0;
 
 			bytes = f->ntypes ? (f->types[v].bits + 7) / 8 : 4;
+			far = w->rows[(size_t)f->first_stage * PT_FEAT_COUNT +
+				      PT_FEAT_BYTES_AT_REALIZATION];
 		} else {
-			bytes = (m->inputs[ac->producer].type.bits + 7) / 8;
+			const struct pt_input *ip = &m->inputs[ac->producer];
+
+			bytes = (ip->type.bits + 7) / 8;
+			far = bytes;
+			for (d = 0; d < ip->ndims; d++)
+				far *= (double)(ip->est_extent &&
+						ip->est_extent[d] > 0 ?
+						ip->est_extent[d] : 1);
 		}
 		walk_leaf(w, dep, n, mult * cnt, bytes > 0 ? bytes : 1,
-			  ac->is_store);
+			  ac->is_store, miss(far, L2_BYTES));
 	}
 }
 
@@ -398,7 +461,7 @@ static void load_terms(const struct pt_model *m,
 	    w.budget <= 0) {
 		w.vl = r[PT_FEAT_VECTOR_LOADS_PER_VECTOR];
 		w.ga = r[PT_FEAT_SCALAR_LOADS_PER_VECTOR];
-		w.bc = w.us = w.tail = 0;
+		w.bc = w.us = w.tail = w.jl = 0;
 		w.sl = r[PT_FEAT_SCALAR_LOADS_PER_SCALAR];
 	}
 	terms[PT_TERM_VECTOR_LOADS] += nv * w.vl / eff;
@@ -406,6 +469,7 @@ static void load_terms(const struct pt_model *m,
 	terms[PT_TERM_BROADCASTS] += nv * w.bc / eff;
 	terms[PT_TERM_SCALAR_LOADS] += ns * (w.sl + w.tail) / eff;
 	terms[PT_TERM_UPDATE_STORES] += (nv + ns) * w.us / eff;
+	terms[PT_TERM_STRIDED_LOADS] += (nv + ns) * w.jl / eff;
 }
 
 /* The speedup an inlined Func gets: the largest of the stages (not

@@ -21,7 +21,7 @@
  *   not the pipelines' scale). The prediction is then
  *   linear * exp(trees).
  *
- * Text form ("protune-cost 2", doc/cost-model.md): the feature version it
+ * Text form ("protune-cost 3", doc/cost-model.md): the feature version it
  * was fitted for, the coefficients by term name, the trees. A file fitted
  * for another PT_FEAT_VERSION or naming an unknown term is refused.
  *
@@ -41,7 +41,7 @@
 #include "protune/pt_model.h"
 #include "protune/pt_strbuf.h"
 
-#define PT_COST_FORMAT_VERSION 2
+#define PT_COST_FORMAT_VERSION 3
 
 /* The hand-designed terms (doc/cost-model.md defines each). */
 enum pt_term {
@@ -65,6 +65,9 @@ enum pt_term {
 	PT_TERM_TASKS,        /* parallel tasks launched */
 	PT_TERM_LOOPS,        /* innermost loops entered */
 	PT_TERM_PRODUCTIONS,  /* productions (bounds, loop set-up) */
+	PT_TERM_STRIDED_LOADS,/* runs along a row of data too large for L2
+			       * that a walk across more than 32 rows
+			       * interrupts (prefetch streams restarted) */
 	PT_TERM_COUNT
 };
 
