@@ -249,26 +249,24 @@ static void walk_leaf(struct walk *w, const struct dep *dep, int n,
 		}
 		amort *= (double)(l[i].extent > 1 ? l[i].extent : 1);
 	}
-	/* How the access walks memory: `run` steps along its row (the loops
-	 * outside the vector loop that move it along its first coordinate
-	 * only), then steps across rows, over `rows` rows (the loops just
-	 * outside those that move it in another coordinate), before a loop
-	 * further out takes it along its rows again. Loops that run once or
-	 * that it does not move with take no step. */
+	/* How the access walks memory, from the vector loop out: loops that
+	 * move it across rows multiply the rows it interleaves; loops that
+	 * move it along its rows (its first coordinate only) lengthen the
+	 * run it makes in each row while those rows are few enough for the
+	 * prefetcher to follow (the streams go on); past STREAM_ROWS rows, a
+	 * loop along the rows comes back to each row only after its stream
+	 * is lost, and the walk stops there. Loops that run once or that it
+	 * does not move with take no step. */
 	run = rows = 1;
 	for (j = (w->vec >= 0 ? w->vec : w->nloops) - 1; j >= 0; j--) {
 		if (l[j].extent <= 1 || !(mask & (1u << l[j].dim)))
 			continue;
 		if (steps_across(w, dep, n, j))
+			rows *= (double)l[j].extent;
+		else if (rows <= STREAM_ROWS)
+			run *= (double)l[j].extent;
+		else
 			break;
-		run *= (double)l[j].extent;
-	}
-	for (k = j; k >= 0; k--) {
-		if (l[k].extent <= 1 || !(mask & (1u << l[k].dim)))
-			continue;
-		if (!steps_across(w, dep, n, k))
-			break;
-		rows *= (double)l[k].extent;
 	}
 	if (rows > STREAM_ROWS && far > 0)
 		w->jl += far * cnt / amort / run;
