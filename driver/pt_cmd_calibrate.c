@@ -13,7 +13,7 @@
  * interrupted or out of budget leaves a valid file: each line is appended
  * whole once its sample is measured.
  */
-#define _DEFAULT_SOURCE /* d_type-free readdir, strdup */
+#define _DEFAULT_SOURCE /* strdup, strndup */
 #include "pt_cli.h"
 #include "pt_cmd_train.h"
 #include "pt_drv.h"
@@ -31,7 +31,6 @@
 #include "protune/pt_config.h"
 #include "protune/pt_measure.h"
 #include "protune/pt_model.h"
-#include "protune/pt_space.h"
 #include "protune/pt_strbuf.h"
 #include "protune/pt_time.h"
 
@@ -45,10 +44,7 @@ static const char calibrate_usage_text[] =
 
 struct cal_model {
 	char *name;
-	struct pt_model *m;
-	struct pt_space *sp;
-	struct pt_space_work *w;
-	struct pt_space_state *root, *st;
+	struct pt_train_space ts;
 	char *ref;           /* DIR/refs/NAME.rungen, NULL: no reference */
 	uint64_t next_seed;
 	int measured, failed;
@@ -73,11 +69,7 @@ static void cal_model_release(struct cal_model *c)
 {
 	free(c->name);
 	free(c->ref);
-	free(c->root);
-	free(c->st);
-	pt_space_work_free(c->w);
-	pt_space_free(c->sp);
-	pt_model_free(c->m);
+	pt_train_space_close(&c->ts);
 }
 
 static int calibrate_usage(const char *fmt, const char *arg)
@@ -172,19 +164,19 @@ static int cmp_str(const void *a, const void *b)
 /* Load every DIR/models/NAME.model, in name order. */
 static int load_models(struct cal *c)
 {
-	struct pt_strbuf path = PT_STRBUF_INIT, text = PT_STRBUF_INIT;
-	struct pt_error err = PT_ERROR_INIT;
+	struct pt_strbuf path = PT_STRBUF_INIT;
 	char *names[MAX_MODELS];
 	struct dirent *e;
-	DIR *d;
+	DIR *d = NULL;
 	int nn = 0, i, ret = 1;
 
-	if (pt_strbuf_addf(&path, "%s/models", c->dir))
-		return pt_cli_fail("out of memory");
+	if (pt_strbuf_addf(&path, "%s/models", c->dir)) {
+		pt_cli_fail("out of memory");
+		goto out;
+	}
 	if (!(d = opendir(path.buf))) {
-		ret = pt_cli_fail("cannot read %s: %s", path.buf, strerror(errno));
-		pt_strbuf_release(&path);
-		return ret;
+		pt_cli_fail("cannot read %s: %s", path.buf, strerror(errno));
+		goto out;
 	}
 	while ((e = readdir(d))) {
 		size_t n = strlen(e->d_name);
@@ -192,23 +184,16 @@ static int load_models(struct cal *c)
 		if (n <= 6 || strcmp(e->d_name + n - 6, ".model"))
 			continue;
 		if (nn == MAX_MODELS) {
-			closedir(d);
-			pt_strbuf_release(&path);
-			for (i = 0; i < nn; i++)
-				free(names[i]);
-			return pt_cli_fail("%s/models: more than %d models",
-					   c->dir, MAX_MODELS);
+			pt_cli_fail("%s/models: more than %d models", c->dir,
+				    MAX_MODELS);
+			goto out;
 		}
 		if (!(names[nn] = strndup(e->d_name, n - 6))) {
-			closedir(d);
-			pt_strbuf_release(&path);
-			for (i = 0; i < nn; i++)
-				free(names[i]);
-			return pt_cli_fail("out of memory");
+			pt_cli_fail("out of memory");
+			goto out;
 		}
 		nn++;
 	}
-	closedir(d);
 	qsort(names, (size_t)nn, sizeof(*names), cmp_str);
 	for (i = 0; i < nn; i++) {
 		struct cal_model *cm = &c->mod[c->n++];
@@ -217,29 +202,13 @@ static int load_models(struct cal *c)
 		names[i] = NULL;
 		cm->next_seed = 1;
 		pt_strbuf_reset(&path);
-		pt_strbuf_reset(&text);
 		if (pt_strbuf_addf(&path, "%s/models/%s.model", c->dir,
 				   cm->name)) {
 			pt_cli_fail("out of memory");
 			goto out;
 		}
-		if (pt_cli_read(path.buf, &text))
+		if (pt_train_space_open(&cm->ts, path.buf))
 			goto out;
-		if (pt_model_parse(text.buf, text.len, path.buf, &cm->m, &err) ||
-		    pt_model_hash(cm->m) ||
-		    pt_space_new(cm->m, NULL, &cm->sp, &err)) {
-			pt_cli_fail("%s: %s", path.buf, err.msg[0] ? err.msg :
-				    "cannot analyse the model");
-			goto out;
-		}
-		cm->w = pt_space_work_new(cm->sp);
-		cm->root = pt_space_state_new(cm->sp);
-		cm->st = pt_space_state_new(cm->sp);
-		if (!cm->w || !cm->root || !cm->st ||
-		    pt_space_root(cm->sp, cm->w, cm->root)) {
-			pt_cli_fail("out of memory");
-			goto out;
-		}
 	}
 	if (!c->n) {
 		pt_cli_fail("%s/models has no models: give MODEL files (PROTUNE_DUMP_MODEL writes them, doc/cost-model.md)",
@@ -248,10 +217,11 @@ static int load_models(struct cal *c)
 	}
 	ret = 0;
 out:
+	if (d)
+		closedir(d);
 	for (i = 0; i < nn; i++)
 		free(names[i]);
 	pt_strbuf_release(&path);
-	pt_strbuf_release(&text);
 	return ret;
 }
 
@@ -331,8 +301,7 @@ static int build_ref(struct cal *c, struct cal_model *cm)
 		pt_strbuf_release(&path);
 		return cm->ref ? 0 : pt_cli_fail("out of memory");
 	}
-	if ((ret = pt_train_space_text(cm->sp, cm->root, cm->w, cm->st, 0,
-				       &text))) {
+	if ((ret = pt_train_space_text(&cm->ts, 0, &text))) {
 		ret = pt_cli_fail("%s: cannot draw its seed-0 schedule: %s",
 				  cm->name, pt_strerror(ret));
 		goto out;
@@ -341,7 +310,7 @@ static int build_ref(struct cal *c, struct cal_model *cm)
 	o.runs = 1;
 	o.keep_dir = 1;
 	o.reference = NULL;
-	if (pt_measure(cm->m, text.buf, &o, &res, &err)) {
+	if (pt_measure(cm->ts.m, text.buf, &o, &res, &err)) {
 		fprintf(stderr, "protune: calibrate: %s: no reference (its seed-0 schedule: %s); its samples are timed alone\n",
 			cm->name, err.msg);
 		if (res.dir[0])
@@ -398,8 +367,7 @@ static void *worker(void *arg)
 		c->next = (c->next + 1) % c->n;
 		seed = cm->next_seed++;
 		pt_strbuf_reset(&text);
-		ret = pt_train_space_text(cm->sp, cm->root, cm->w, cm->st, seed,
-					  &text);
+		ret = pt_train_space_text(&cm->ts, seed, &text);
 		if (!ret && pt_train_blob_id(&text, id))
 			ret = PT_ENOMEM;
 		pthread_mutex_unlock(&c->mu);
@@ -414,7 +382,7 @@ static void *worker(void *arg)
 		}
 		bounded(c, &o);
 		o.reference = cm->ref;
-		ret = pt_measure(cm->m, text.buf, &o, &res, &err);
+		ret = pt_measure(cm->ts.m, text.buf, &o, &res, &err);
 		pthread_mutex_lock(&c->mu);
 		if (ret == PT_ETIMEDOUT && left_ms(c) <= 0) {
 			/* Cut by the budget, not the schedule's fault. */

@@ -42,10 +42,7 @@
 struct group {
 	char *name;
 	char *dir;
-	struct pt_model *m;
-	struct pt_space *sp;
-	struct pt_space_work *w;
-	struct pt_space_state *root, *st;
+	struct pt_train_space ts;
 	struct pt_features *fx;
 	double *rows;
 	int n;              /* samples kept */
@@ -75,12 +72,8 @@ static void group_release(struct group *g)
 	free(g->name);
 	free(g->dir);
 	free(g->rows);
-	free(g->root);
-	free(g->st);
 	pt_features_free(g->fx);
-	pt_space_work_free(g->w);
-	pt_space_free(g->sp);
-	pt_model_free(g->m);
+	pt_train_space_close(&g->ts);
 }
 
 static void data_release(struct data *d)
@@ -98,7 +91,7 @@ static int find_group(struct data *d, const char *dir, const char *name,
 		      int *out)
 {
 	struct pt_error err = PT_ERROR_INIT;
-	struct pt_strbuf path = PT_STRBUF_INIT, text = PT_STRBUF_INIT;
+	struct pt_strbuf path = PT_STRBUF_INIT;
 	struct group *g;
 	int i, ret = 1;
 
@@ -125,23 +118,16 @@ static int find_group(struct data *d, const char *dir, const char *name,
 		ret = pt_cli_fail("out of memory");
 		goto out;
 	}
-	if (pt_cli_read(path.buf, &text))
+	if (pt_train_space_open(&g->ts, path.buf))
 		goto out;
-	if (pt_model_parse(text.buf, text.len, path.buf, &g->m, &err) ||
-	    pt_model_hash(g->m) ||
-	    pt_space_new(g->m, NULL, &g->sp, &err) ||
-	    pt_features_new(g->m, &g->fx, &err)) {
+	if (pt_features_new(g->ts.m, &g->fx, &err)) {
 		ret = pt_cli_fail("%s: %s", path.buf, err.msg[0] ? err.msg :
 			   "cannot analyse the model");
 		goto out;
 	}
-	g->w = pt_space_work_new(g->sp);
-	g->root = pt_space_state_new(g->sp);
-	g->st = pt_space_state_new(g->sp);
-	g->rows = malloc((size_t)g->m->nstages * PT_FEAT_COUNT *
+	g->rows = malloc((size_t)g->ts.m->nstages * PT_FEAT_COUNT *
 			 sizeof(*g->rows));
-	if (!g->w || !g->root || !g->st || !g->rows ||
-	    pt_space_root(g->sp, g->w, g->root)) {
+	if (!g->rows) {
 		ret = pt_cli_fail("out of memory");
 		goto out;
 	}
@@ -149,23 +135,60 @@ static int find_group(struct data *d, const char *dir, const char *name,
 	ret = 0;
 out:
 	pt_strbuf_release(&path);
+	return ret;
+}
+
+int pt_train_space_open(struct pt_train_space *ts, const char *path)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_strbuf text = PT_STRBUF_INIT;
+	int ret = 1;
+
+	memset(ts, 0, sizeof(*ts));
+	if (pt_cli_read(path, &text))
+		goto out;
+	if (pt_model_parse(text.buf, text.len, path, &ts->m, &err) ||
+	    pt_model_hash(ts->m) ||
+	    pt_space_new(ts->m, NULL, &ts->sp, &err)) {
+		pt_cli_fail("%s: %s", path, err.msg[0] ? err.msg :
+			    "cannot analyse the model");
+		goto out;
+	}
+	ts->w = pt_space_work_new(ts->sp);
+	ts->root = pt_space_state_new(ts->sp);
+	ts->st = pt_space_state_new(ts->sp);
+	if (!ts->w || !ts->root || !ts->st ||
+	    pt_space_root(ts->sp, ts->w, ts->root)) {
+		pt_cli_fail("out of memory");
+		goto out;
+	}
+	ret = 0;
+out:
 	pt_strbuf_release(&text);
 	return ret;
 }
 
+void pt_train_space_close(struct pt_train_space *ts)
+{
+	free(ts->root);
+	free(ts->st);
+	pt_space_work_free(ts->w);
+	pt_space_free(ts->sp);
+	pt_model_free(ts->m);
+	memset(ts, 0, sizeof(*ts));
+}
+
 /* The schedule `protune space MODEL --seed SEED` prints, into *s (the
  * caller frees it, also on failure) and text. */
-static int draw_text(const struct pt_space *sp,
-		     const struct pt_space_state *root,
-		     struct pt_space_work *w, struct pt_space_state *st,
-		     uint64_t seed, struct pt_sched **s,
-		     struct pt_strbuf *text)
+static int draw_text(struct pt_train_space *ts, uint64_t seed,
+		     struct pt_sched **s, struct pt_strbuf *text)
 {
 	uint64_t rng = seed;
 	int ret;
 
-	if ((ret = pt_space_random_complete(sp, root, w, &rng, st)) ||
-	    (ret = pt_space_sched(sp, st, s)) ||
+	if ((ret = pt_space_random_complete(ts->sp, ts->root, ts->w, &rng,
+					    ts->st)) ||
+	    (ret = pt_space_sched(ts->sp, ts->st, s)) ||
 	    (ret = pt_strvec_pushf(&(*s)->meta, "seed=%llu",
 				   (unsigned long long)seed)) ||
 	    (ret = pt_sched_print(*s, text)))
@@ -173,19 +196,11 @@ static int draw_text(const struct pt_space *sp,
 	return 0;
 }
 
-static int space_text(struct group *g, uint64_t seed, struct pt_sched **s,
-		      struct pt_strbuf *text)
-{
-	return draw_text(g->sp, g->root, g->w, g->st, seed, s, text);
-}
-
-int pt_train_space_text(const struct pt_space *sp,
-			const struct pt_space_state *root,
-			struct pt_space_work *w, struct pt_space_state *st,
-			uint64_t seed, struct pt_strbuf *text)
+int pt_train_space_text(struct pt_train_space *ts, uint64_t seed,
+			struct pt_strbuf *text)
 {
 	struct pt_sched *s = NULL;
-	int ret = draw_text(sp, root, w, st, seed, &s, text);
+	int ret = draw_text(ts, seed, &s, text);
 
 	pt_sched_free(s);
 	return ret;
@@ -320,7 +335,7 @@ static int load_dir(struct data *d, const char *dir, int verify)
 		if (find_group(d, dir, f[0], &gi))
 			goto out;
 		pt_strbuf_reset(&text);
-		if ((ret = space_text(&d->g[gi], seed, &s, &text)) ||
+		if ((ret = draw_text(&d->g[gi].ts, seed, &s, &text)) ||
 		    (ret = pt_train_blob_id(&text, id))) {
 			pt_sched_free(s);
 			ret = pt_cli_fail("%s:%d: cannot draw the schedule of %s seed %llu: %s",
@@ -343,7 +358,7 @@ static int load_dir(struct data *d, const char *dir, int verify)
 				   f[0], seed, err.msg);
 			goto out;
 		}
-		pt_cost_terms(d->g[gi].m, d->g[gi].fx, d->g[gi].rows, terms);
+		pt_cost_terms(d->g[gi].ts.m, d->g[gi].fx, d->g[gi].rows, terms);
 		if (add_sample(d, gi, ms, terms, ratio, ref))
 			goto out;
 	}

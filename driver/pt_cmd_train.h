@@ -13,18 +13,31 @@ int pt_cmd_train_main(int argc, char **argv);
 
 /* For `protune calibrate` (pt_cmd_calibrate.c), which shares the data
  * directory's layout with `protune train`: */
+struct pt_model;
 struct pt_space;
 struct pt_space_work;
 struct pt_space_state;
 struct pt_strbuf;
 
+/* A pipeline model of a data directory, with what drawing the schedules
+ * of its space by seed needs; all owned. */
+struct pt_train_space {
+	struct pt_model *m;
+	struct pt_space *sp;
+	struct pt_space_work *w;
+	struct pt_space_state *root, *st;
+};
+
+/* Load the model file `path` (hashed, its space built, at the root) into
+ * *ts: 0, or 1 after saying why on stderr, naming the file (*ts then
+ * holds what was built: pt_train_space_close() it either way). */
+int pt_train_space_open(struct pt_train_space *ts, const char *path);
+void pt_train_space_close(struct pt_train_space *ts);
+
 /* Append to `text` the schedule `protune space MODEL --seed SEED` prints
- * (the state in `st` is overwritten; root is the space's root state). 0 or
- * a PT_E* code. */
-int pt_train_space_text(const struct pt_space *sp,
-			const struct pt_space_state *root,
-			struct pt_space_work *w, struct pt_space_state *st,
-			uint64_t seed, struct pt_strbuf *text);
+ * (ts->st is overwritten). 0 or a PT_E* code. */
+int pt_train_space_text(struct pt_train_space *ts, uint64_t seed,
+			struct pt_strbuf *text);
 
 /* The first 16 hex digits of the git blob id of text, NUL-terminated, as
  * samples.tsv records it; -1 on failure (libgit2 must be initialised). */

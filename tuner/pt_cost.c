@@ -189,8 +189,8 @@ struct walk {
 	/* per vector (or per scalar point for sl), before hoisting is
 	 * undone by the counts of vectors */
 	double vl, ga, bc, sl, tail, us;
-	/* loads and stores (per vector, or per scalar point) of data too
-	 * large for L2 that step across rows: see walk_leaf() */
+	/* prefetch streams restarted (per vector, or per scalar point) on
+	 * data too large for L2: see walk_leaf() */
 	double jl;
 };
 
