@@ -34,8 +34,12 @@
 #   BENCH_SIZE          test or bench (default bench; test when quick)
 #   BENCH_BUDGET        seconds of tuning for the cost-only protune sources
 #                       (default 60; 5 when quick)
-#   BENCH_BUDGET_REAL   seconds for the measuring ones, protune-mcts-real
-#                       and protune-random (default 300; 20 when quick)
+#   BENCH_BUDGET_REAL   seconds for protune-mcts-real, which measures
+#                       (default 300; 20 when quick)
+#   BENCH_BUDGET_RANDOM seconds for protune-random, which measures too
+#                       (default 60, as the cost-only searches: at 300 s
+#                       the 13 examples take about 3 hours, more than one
+#                       sitting on one machine; 5 when quick)
 #   BENCH_SEED          protune's seed (default 1)
 #   BENCH_THREADS       protune's tuner threads (default 2)
 #   BENCH_ROUNDS, BENCH_MIN_TIME   as for bench.sh (default 5 and 0.2;
@@ -83,9 +87,11 @@ case $quick in
 esac
 if [ "$quick" = 1 ]; then
 	size=test rounds=3 min_time=0.05 budget=5 budget_real=20 tmo=600
+	budget_random=5
 	out=$PT_BUILD_DIR/bench/out
 else
 	size=bench rounds=5 min_time=0.2 budget=60 budget_real=300 tmo=1800
+	budget_random=60
 	out=$PT_SRCDIR/bench/out
 fi
 size=${BENCH_SIZE:-$size}
@@ -93,6 +99,7 @@ rounds=${BENCH_ROUNDS:-$rounds}
 min_time=${BENCH_MIN_TIME:-$min_time}
 budget=${BENCH_BUDGET:-$budget}
 budget_real=${BENCH_BUDGET_REAL:-$budget_real}
+budget_random=${BENCH_BUDGET_RANDOM:-$budget_random}
 seed=${BENCH_SEED:-1}
 threads=${BENCH_THREADS:-2}
 tmo=${BENCH_TIMEOUT:-$tmo}
@@ -123,6 +130,8 @@ is_seconds "$min_time" || die "BENCH_MIN_TIME: '$min_time' is not a number of se
 is_seconds "$budget" || die "BENCH_BUDGET: '$budget' is not a number of seconds"
 is_seconds "$budget_real" ||
 	die "BENCH_BUDGET_REAL: '$budget_real' is not a number of seconds"
+is_seconds "$budget_random" ||
+	die "BENCH_BUDGET_RANDOM: '$budget_random' is not a number of seconds"
 is_count "$seed" || die "BENCH_SEED: '$seed' is not an unsigned integer"
 is_count "$threads" || die "BENCH_THREADS: '$threads' is not a number of threads"
 if ! is_count "$tmo" || [ "$tmo" -eq 0 ]; then
@@ -141,11 +150,26 @@ for s in $all_sources protune; do
 done
 sources=$(echo $sel)
 
+# cpu_line: the processor the figures were measured on. Machines of one
+# kind may have different processors from one day to the next: figures
+# from two of them are not merged (BENCH_MERGE compares this line too).
+cpu_line() {
+	_m=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo \
+		2>/dev/null | head -n 1)
+	_f=$(sed -n 's/^cpu family[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo \
+		2>/dev/null | head -n 1)
+	_n=$(sed -n 's/^model[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo \
+		2>/dev/null | head -n 1)
+	_l2=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null)
+	printf 'cpu %s (family %s, model %s), L2 %s KiB' "${_m:-$(uname -m)}" \
+		"${_f:-?}" "${_n:-?}" "$(( ${_l2:-0} / 1024 ))"
+}
+
 # settings_line: the settings, as tuners.txt states them
 settings_line() {
-	printf 'size %s; protune budgets %s s cost-only (mcts-cost, beam, greedy), %s s measured (mcts-real, random); protune seed %s, %s threads; Adams2019 beam 32, 5 passes, greedy beam 1, no dropout; %s rounds of %s s' \
-		"$size" "$budget" "$budget_real" "$seed" "$threads" "$rounds" \
-		"$min_time"
+	printf '%s; size %s; protune budgets %s s cost-only (mcts-cost, beam, greedy), %s s measured (mcts-real), %s s measured (random); protune seed %s, %s threads; Adams2019 beam 32, 5 passes, greedy beam 1, no dropout; %s rounds of %s s' \
+		"$(cpu_line)" "$size" "$budget" "$budget_real" "$budget_random" \
+		"$seed" "$threads" "$rounds" "$min_time"
 }
 
 [ $# -gt 0 ] || set -- $(pt_ex_list)
@@ -196,7 +220,8 @@ build() {
 	# terminal: the trap below passes that on.
 	# shellcheck disable=SC2086
 	timeout "$tmo" $PT_MAKE EX_TUNE_BUDGET="$budget" \
-		EX_TUNE_BUDGET_REAL="$budget_real" EX_TUNE_SEED="$seed" \
+		EX_TUNE_BUDGET_REAL="$budget_real" \
+		EX_TUNE_BUDGET_RANDOM="$budget_random" EX_TUNE_SEED="$seed" \
 		EX_TUNE_THREADS="$threads" \
 		"${PT_B}ex/$size/$1/$2/rungen" >"$tmp/log" 2>&1 &
 	bpid=$!

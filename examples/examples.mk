@@ -78,6 +78,7 @@ EX_EMIT_li2018 := static_library,h,registration,schedule
 # `protune tune`.
 EX_TUNE_BUDGET ?= 60
 EX_TUNE_BUDGET_REAL ?= 300
+EX_TUNE_BUDGET_RANDOM ?= 60
 EX_TUNE_SEED ?= 1
 EX_TUNE_THREADS ?= 2
 # ex_protune_env DIR SEARCH MEASURE BUDGET
@@ -95,7 +96,7 @@ EX_ENV_protune-mcts-real = \
 EX_ENV_protune-beam = $(call ex_protune_env,$(1),beam,off,$(EX_TUNE_BUDGET))
 EX_ENV_protune-greedy = $(call ex_protune_env,$(1),greedy,off,$(EX_TUNE_BUDGET))
 EX_ENV_protune-random = \
-	$(call ex_protune_env,$(1),random,on,$(EX_TUNE_BUDGET_REAL))
+	$(call ex_protune_env,$(1),random,on,$(EX_TUNE_BUDGET_RANDOM))
 $(foreach v,mcts-cost mcts-real beam greedy random,\
 	$(eval EX_ARGS_protune-$(v) := $$(EX_ARGS_protune))\
 	$(eval EX_DEPS_protune-$(v) := $$(EX_DEPS_protune))\
