@@ -78,6 +78,9 @@ for f in bin/protune bin/protune-cc lib/libprotune_halide.so; do
 	cp "$B/$f" "$out/tools/$f.tmp" && mv "$out/tools/$f.tmp" "$out/tools/$f"
 done
 export PATH="$out/tools/bin:$PATH"
+# Halide 14 misdetects some AMD processors for target=host (protune-cc(1),
+# TARGET HOST): the generator runs here pass what protune-cc would.
+host_target=$(protune host-target) || exit 2
 export PROTUNE_CACHE_DIR="${PROTUNE_CACHE_DIR:-$out/cache}"
 export PROTUNE_STORE_DIR=off
 nproc=$(getconf _NPROCESSORS_ONLN)
@@ -96,7 +99,7 @@ dump_model() {
 	esac
 	d=$(mktemp -d "$out/dump.XXXXXX")
 	if ! PROTUNE_DUMP_MODEL=$model.tmp "$gen" "$@" -o "$d" -e h -n m \
-		target=host size=bench machine_params="$nproc,16777216,40" \
+		target="$host_target" size=bench machine_params="$nproc,16777216,40" \
 		-p "$out/tools/lib/libprotune_halide.so" -s ProTune \
 		auto_schedule=true >"$d/log" 2>&1 || ! [ -s "$model.tmp" ]; then
 		echo "$0: cannot dump the model of $name:" >&2

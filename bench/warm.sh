@@ -92,6 +92,9 @@
 set -u
 : "${PT_BUILD_DIR:?}" "${PT_SRCDIR:?}"
 PATH=$PT_BUILD_DIR/bin:$PATH
+# Halide 14 misdetects some AMD processors for target=host (protune-cc(1),
+# TARGET HOST): the generator runs here pass what protune-cc would.
+host_target=$(protune host-target) || exit 2
 
 die() {
 	echo "warm.sh: $*" >&2
@@ -196,7 +199,7 @@ dump_model() {
 	mkdir -p "$tmp/gen"
 	PROTUNE_MODE=readonly PROTUNE_BUDGET=0.5 PROTUNE_DUMP_MODEL=$_m \
 		protune-cc "$PT_BUILD_DIR/ex/bin/$_ex.generator" -g "$_ex" \
-		-o "$tmp/gen" -e static_library,h target=host size="$size" \
+		-o "$tmp/gen" -e static_library,h target="$host_target" size="$size" \
 		machine_params="$machine" "$@" >"$tmp/gen.log" 2>&1 &&
 		[ -s "$_m" ] ||
 		{ echo "warm.sh: $_ex $*: no model:" >&2; cat "$tmp/gen.log" >&2; return 1; }

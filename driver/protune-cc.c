@@ -76,6 +76,21 @@ static int pass_through(char **argv)
 	return errno == ENOENT ? 127 : 126;
 }
 
+/* A generator run passed through (not tuned), with "host" fixed
+ * (pt_genargs_fix_host; doc/protune-cc.1, "Target host"). Returns only on
+ * failure. */
+static int pass_through_generator(char **argv)
+{
+	struct pt_strvec v = PT_STRVEC_INIT;
+
+	if (pt_strvec_pushv(&v, (const char *const *)argv) ||
+	    pt_genargs_fix_host(&v) < 0) {
+		fprintf(stderr, NAME ": out of memory\n");
+		return 1;
+	}
+	return pass_through(v.v);
+}
+
 /* Count a pass-through in the stats (best effort, quietly). */
 static void count_pass(const struct pt_config *cfg, const char *reason)
 {
@@ -365,11 +380,14 @@ int main(int argc, char **argv)
 				       t, &ga, &err);
 	}
 	if (ret || ga.pass != PT_PASS_NONE) {
+		int gen = !ret && ga.pass != PT_PASS_NOT_GENERATOR;
+
 		count_pass(&cfg, ret ? "bad-arguments" :
 			   pt_genargs_pass_name(ga.pass));
 		pt_genargs_release(&ga);
 		pt_strbuf_release(&plugin);
-		return pass_through(argv + first);
+		return gen ? pass_through_generator(argv + first) :
+			pass_through(argv + first);
 	}
 	/* No plugin: say so before the generator runs (Halide would only
 	 * say "Failed to load"). An unreadable PROTUNE_PLUGIN is a bad
@@ -384,8 +402,14 @@ int main(int argc, char **argv)
 		pt_config_release(&cfg);
 		return v && *v ? 2 : 1;
 	}
+	if (pt_genargs_fix_host(&ga.argv) < 0) {
+		fprintf(stderr, NAME ": out of memory\n");
+		ret = 1;
+		goto out;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	ret = run_tuned(&cfg, &ga, plugin.buf);
+out:
 	pt_genargs_release(&ga);
 	pt_strbuf_release(&plugin);
 	pt_config_release(&cfg);

@@ -17,6 +17,7 @@
 #include "pt_cli.h"
 #include "config.h"
 #include "protune/pt_error.h"
+#include "protune/pt_hosttarget.h"
 #include "protune/pt_measure.h"
 #include "protune/pt_model.h"
 #include "protune/pt_randsched.h"
@@ -50,7 +51,8 @@ enum {
 	OPT_SEED = 1 << 0,
 	OPT_MEASURE = 1 << 1, /* --runs --min-time --keep --cache-dir
 			       * --plugin --no-check -v */
-	OPT_CHILDREN = 1 << 2 /* --children --bench */
+	OPT_CHILDREN = 1 << 2, /* --children --bench */
+	OPT_EXPLICIT = 1 << 3  /* --explicit */
 };
 
 struct args {
@@ -59,7 +61,7 @@ struct args {
 	uint64_t seed;
 	int runs;
 	double min_time;
-	int keep, no_check, verbose, children, bench;
+	int keep, no_check, verbose, children, bench, explicit;
 	const char *cache_dir, *plugin, *reference;
 };
 
@@ -100,6 +102,11 @@ static void usage(FILE *f)
 	      "                      \"median_ms min_ms max_ms runs compile_ms\"\n"
 	      "                      (and \"ratio ref_median_ms\" with a\n"
 	      "                      reference binary timed alongside)\n"
+	      "  host-target [--explicit]\n"
+	      "                      the target protune-cc gives a generator\n"
+	      "                      for target=host: \"host\", or on a\n"
+	      "                      processor Halide 14 misdetects the\n"
+	      "                      explicit one; --explicit: always that\n"
 	      "  tune MODEL [--search mcts|beam|greedy|random] [--budget S]\n"
 	      "       [--iterations N] [--threads N] [--seed N] [--measure]\n"
 	      "       [--trace DIR] ...\n"
@@ -663,6 +670,31 @@ out:
 	return ret;
 }
 
+/* What protune-cc passes for target=host on this processor
+ * (pt_hosttarget.h); --explicit: Halide 14's host target spelled out
+ * without avx512_sapphirerapids, whether or not it is needed. */
+static int cmd_host_target(const struct args *a)
+{
+	struct pt_cpuid c;
+	struct pt_strbuf t = PT_STRBUF_INIT;
+	int ret;
+
+	pt_cpuid_read(&c);
+	if (!a->explicit && !pt_host_target_broken(&c))
+		ret = pt_strbuf_addstr(&t, "host");
+	else
+		ret = pt_host_target_explicit(&c, &t);
+	if (ret == PT_EINVAL)
+		ret = pt_cli_fail("host-target: not an x86-64 processor");
+	else if (ret)
+		ret = pt_cli_fail("%s", pt_strerror(ret));
+	else if (printf("%s\n", t.buf) < 0 || fflush(stdout))
+		ret = pt_cli_fail("cannot write the output: %s",
+				  strerror(errno));
+	pt_strbuf_release(&t);
+	return ret;
+}
+
 static const struct command commands[] = {
 	{ "model", 1, 0, "model FILE", cmd_model },
 	{ "key", 1, 0, "key FILE", cmd_key },
@@ -677,6 +709,8 @@ static const struct command commands[] = {
 	  "measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
 	  "       [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
 	  "       [--reference RUNGEN]", cmd_measure },
+	{ "host-target", 0, OPT_EXPLICIT, "host-target [--explicit]",
+	  cmd_host_target },
 	{ NULL, 0, 0, NULL, NULL }
 };
 
@@ -752,6 +786,8 @@ static int parse_args(const struct command *c, int argc, char **argv,
 			!strcmp(name, "--cache-dir") || !strcmp(name, "--plugin") ||
 			!strcmp(name, "--reference");
 		if (!(((c->opts & OPT_SEED) && !strcmp(name, "--seed")) ||
+		      ((c->opts & OPT_EXPLICIT) &&
+		       !strcmp(name, "--explicit")) ||
 		      ((c->opts & OPT_CHILDREN) &&
 		       (!strcmp(name, "--children") ||
 			!strcmp(name, "--bench"))) ||
@@ -800,6 +836,8 @@ static int parse_args(const struct command *c, int argc, char **argv,
 			a->keep = 1;
 		} else if (!strcmp(name, "--no-check")) {
 			a->no_check = 1;
+		} else if (!strcmp(name, "--explicit")) {
+			a->explicit = 1;
 		} else if (!strcmp(name, "--children")) {
 			a->children = 1;
 		} else if (!strcmp(name, "--bench")) {

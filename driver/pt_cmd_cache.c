@@ -1022,6 +1022,10 @@ static int cmd_explain(struct ctx *c)
 		ret = pt_cli_fail("%s", e.msg);
 		goto out;
 	}
+	if (pt_genargs_fix_host(&ga.argv) < 0) {
+		ret = pt_cli_fail("out of memory");
+		goto out;
+	}
 	if (ga.pass != PT_PASS_NONE) {
 		printf("not tuned: %s (protune-cc runs it unchanged)\n",
 		       pt_genargs_pass_name(ga.pass));

@@ -1,6 +1,7 @@
 /* pt_genargs.c: Halide 14 generator command lines: is this a run to tune,
  * and its rewrite with the ProTune plugin (see pt_genargs.h). */
 #include "protune/pt_genargs.h"
+#include "protune/pt_hosttarget.h"
 #include "protune/pt_strbuf.h"
 
 #include <limits.h>
@@ -298,4 +299,53 @@ const char *pt_genargs_pass_name(enum pt_gen_pass p)
 	case PT_PASS_NO_AUTOSCHEDULE: return "auto-schedule-false";
 	}
 	return "?";
+}
+
+int pt_genargs_set_host(struct pt_strvec *argv, const char *host)
+{
+	struct pt_strbuf val = PT_STRBUF_INIT;
+	size_t i;
+	int n = 0, r;
+
+	for (i = 1; i < argv->nr; i++) {
+		char *a = argv->v[i];
+
+		if (flag_index(a) >= 0) {
+			i++;    /* its value */
+			continue;
+		}
+		if (!param_is(a, "target"))
+			continue;
+		pt_strbuf_reset(&val);
+		if (pt_strbuf_addstr(&val, "target=") ||
+		    (r = pt_target_rewrite_host(a + 7, host, &val)) < 0) {
+			pt_strbuf_release(&val);
+			return PT_ENOMEM;
+		}
+		if (r) {
+			argv->v[i] = pt_strbuf_detach(&val, NULL);
+			free(a);
+			n++;
+		}
+	}
+	pt_strbuf_release(&val);
+	return n;
+}
+
+int pt_genargs_fix_host(struct pt_strvec *argv)
+{
+	struct pt_cpuid c;
+	struct pt_strbuf host = PT_STRBUF_INIT;
+	int n;
+
+	pt_cpuid_read(&c);
+	if (!pt_host_target_broken(&c))
+		return 0;
+	if (pt_host_target_explicit(&c, &host)) {
+		pt_strbuf_release(&host);
+		return PT_ENOMEM;
+	}
+	n = pt_genargs_set_host(argv, host.buf);
+	pt_strbuf_release(&host);
+	return n;
 }

@@ -91,6 +91,20 @@ int pt_genargs_parse(int argc, char *const *argv, const char *plugin_path,
 		     struct pt_error *err);
 void pt_genargs_release(struct pt_genargs *g);
 
+/* Replace "host" in the target= parameters of a generator command
+ * (argv->v[0] the program, the grammar above; a flag's value is never a
+ * parameter) by `host`, as pt_target_rewrite_host does (pt_hosttarget.h):
+ * protune-cc does this on a processor Halide 14 misdetects. Returns how
+ * many arguments changed, or PT_ENOMEM (argv then partly rewritten, still
+ * valid). */
+int pt_genargs_set_host(struct pt_strvec *argv, const char *host);
+
+/* pt_genargs_set_host with this processor's explicit target when Halide 14
+ * misdetects it (pt_host_target_broken), else nothing: what protune-cc and
+ * `protune explain` do to every generator command. Returns as
+ * pt_genargs_set_host (0 when there is nothing to do). */
+int pt_genargs_fix_host(struct pt_strvec *argv);
+
 /* The reason code of a pass-through, as shown in stats and logs:
  * "not-generator", "runtime-only", "cpp-stub", "explicit-autoscheduler",
  * "auto-schedule-false" ("" for PT_PASS_NONE). */

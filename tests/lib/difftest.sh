@@ -16,7 +16,7 @@
 # applied through PROTUNE_SCHEDULE_FILE. An outcome line per candidate goes
 # to the report: "NAME SEED ok|refused|genfail|runfail|differs REASON".
 
-PT_DIFF_TARGET=${PT_DIFF_TARGET:-host-strict_float}
+PT_DIFF_TARGET=${PT_DIFF_TARGET:-$(protune host-target)-strict_float}
 # A candidate whose generator run takes longer than this many seconds is a
 # failure ("gentimeout"): a schedule must not make the build crawl.
 PT_DIFF_GEN_TIMEOUT=${PT_DIFF_GEN_TIMEOUT:-300}

@@ -154,7 +154,7 @@ blur_measure_setup() {
 	PROTUNE_DUMP_MODEL=$PWD/blur.model "$PT_BUILD_DIR/ex/bin/blur.generator" \
 		-g blur -o gen -e static_library,h,registration -n blur \
 		-p "$PT_BUILD_DIR/lib/libprotune_halide.so" -s ProTune \
-		auto_schedule=true target=host size=test "$@" >gen.log 2>&1
+		auto_schedule=true target="$(protune host-target)" size=test "$@" >gen.log 2>&1
 	test -s blur.model &&
 	protune baseline blur.model >base.sched &&
 	protune measure blur.model base.sched --runs 1 >/dev/null

@@ -38,6 +38,25 @@ test_expect_success 'the plugin dumps the model of blur, for the concrete target
 	test -s key
 '
 
+# The dump above ran the generator itself with target=host: its model's
+# target line is Halide 14's own host detection on this machine.
+test_expect_success 'protune host-target mirrors Halide 14 host detection' '
+	sed -n "s/^target \"\(.*\)\"$/\1/p" blur.model >halide &&
+	test -s halide &&
+	sed "s/-avx512_sapphirerapids//" halide >want &&
+	protune host-target --explicit >got &&
+	test_cmp want got &&
+	protune host-target >use &&
+	if test "$(cat use)" = host
+	then
+		echo "host: nothing to replace on this processor"
+	else
+		echo "replaced on this processor: $(cat use)" &&
+		test_cmp want use &&
+		test_grep -avx512_sapphirerapids halide
+	fi
+'
+
 test_expect_success 'the model does not depend on the process or on target=host' '
 	PROTUNE_DUMP_MODEL=$PWD/again.model run again target=host &&
 	t=$(sed -n "s/^target \"\(.*\)\"$/\1/p" blur.model) &&

@@ -62,7 +62,7 @@ test_expect_success '--version and --help' '
 # for --help and -h.
 commands="model key check baseline random space cpp cost measure tune config
 	stats zero-stats ls show explain export import commit gc retune clear
-	train calibrate"
+	train calibrate host-target"
 
 test_expect_success 'protune --help names only commands that exist' '
 	protune --help >out &&
@@ -311,11 +311,14 @@ test_expect_success MODEL 'measure --keep keeps the build' '
 
 # The kept binary of the same schedule as a reference: the ratio is about 1
 # (the same code twice, back to back), and the reference gets its time.
+# Blur at test size runs for microseconds, where a shared machine's noise
+# reaches 2x (2.17 was seen): the bounds only catch a ratio that is not one
+# at all (a unit or an inversion wrong).
 test_expect_success MODEL 'measure --reference times a reference alongside' '
 	protune measure blur.model base.sched --runs 3 --min-time 0.01 \
 		--cache-dir "$cache" --reference "$PWD/ref.rungen" >time &&
 	cat time &&
-	awk "NF != 7 || !(\$6 > 0.5) || !(\$6 < 2) || !(\$7 > 0) { exit 1 }" time &&
+	awk "NF != 7 || !(\$6 > 0.2) || !(\$6 < 5) || !(\$7 > 0) { exit 1 }" time &&
 	test_expect_code 1 protune measure blur.model base.sched --runs 1 \
 		--cache-dir "$cache" --reference "$PWD/no-such" 2>err &&
 	test_grep "cannot run .*no-such" err

@@ -153,7 +153,7 @@ test_expect_success 'cost+real with --threads 2 compiles 2 at a time; the answer
 	mkdir m2 &&
 	PROTUNE_SCHEDULE_FILE=$PWD/m2.sched "$PT_BUILD_DIR/ex/bin/blur.generator" \
 		-g blur -o m2 -e static_library,h,registration -n blur \
-		-p "$plugin" -s ProTune auto_schedule=true target=host \
+		-p "$plugin" -s ProTune auto_schedule=true target="$(protune host-target)" \
 		size=test $MP &&
 	c++ -std=c++17 -O1 -isystem "$PT_HALIDE_INCDIR" \
 		"$PT_BUILD_DIR/ex/obj/RunGenMain.o" m2/blur.registration.cpp \

@@ -18,7 +18,7 @@ extern const struct pt_test_suite pt_suite_error, pt_suite_strbuf,
 	pt_suite_key, pt_suite_sched_check, pt_suite_randsched, pt_suite_proto,
 	pt_suite_measure, pt_suite_cache, pt_suite_store, pt_suite_config,
 	pt_suite_genargs, pt_suite_space, pt_suite_footprint, pt_suite_gbt,
-	pt_suite_cost, pt_suite_search;
+	pt_suite_cost, pt_suite_search, pt_suite_hosttarget;
 
 static const struct pt_test_suite *const suites[] = {
 	&pt_suite_error, &pt_suite_strbuf, &pt_suite_path, &pt_suite_tmpimg,
@@ -27,6 +27,7 @@ static const struct pt_test_suite *const suites[] = {
 	&pt_suite_randsched, &pt_suite_proto, &pt_suite_measure,
 	&pt_suite_cache, &pt_suite_store, &pt_suite_config, &pt_suite_genargs,
 	&pt_suite_space, &pt_suite_footprint, &pt_suite_gbt, &pt_suite_cost, &pt_suite_search,
+	&pt_suite_hosttarget,
 };
 
 static int failed;
