@@ -51,6 +51,7 @@
 #define UNROLL_MAX 16      /* an innermost level unrolled (Adams: 16) */
 #define UNROLL_CODE 1024.0 /* its operations times the unrolled extent */
 #define RANDOM_TRIES 8
+#define FAM_BITS 512       /* combo_ok() answers kept per family */
 
 enum { G_NONE, G_INLINE, G_ROOT, G_AT, G_SLIDE };
 enum { K_INLINE, K_ROOT, K_AT, K_SPLIT, K_SLIDE, K_TILE, K_NONE, K_INNER,
@@ -205,6 +206,11 @@ struct fam {
 	uint8_t x[MAXARGS];    /* K_SPLIT, K_INNER: the level's factors */
 	struct cands cs;
 	double tf[MAXARGS][NCAND];  /* tasks each candidate leaves outside */
+	/* combo_ok()'s answers for combinations 0 .. upto - 1 (at most
+	 * FAM_BITS), and the digits of combination upto. */
+	int upto;
+	int dig[MAXARGS];
+	uint64_t ok[FAM_BITS / 64];
 };
 
 struct optbuf {
@@ -393,6 +399,7 @@ static int fam_add(struct optbuf *ob, struct fam **out)
 		ob->fcap = cap;
 	}
 	*out = &ob->f[ob->nf++];
+	(*out)->upto = 0;
 	return 0;
 }
 
@@ -2164,6 +2171,117 @@ static int combos(const struct optbuf *ob, const struct opt *e)
 	return e->fam < 0 ? 1 : ob->f[e->fam].total;
 }
 
+/* combo()'s answer for the combination whose digits are dig[] (the
+ * place of the reduction loops does not change it), with its tests and
+ * its tasks product in its order: bit for bit the same answer. */
+static int digits_ok(const struct pt_space *sp, const struct fam *fa,
+		     int kind, const int *dig)
+{
+	double tasks = 1;
+	int p, lok = 0, nok = kind == K_TILE;
+
+	if (kind == K_TILE) {
+		for (p = 0; p < fa->np; p++) {
+			lok |= fa->cs.c[p][dig[p]] != REM;
+			tasks *= fa->tf[p][dig[p]];
+		}
+	} else {
+		for (p = 0; p < fa->np; p++) {
+			uint8_t c = fa->cs.c[p][dig[p]];
+
+			lok |= c != 0;
+			nok |= fa->x[p] == REM || fa->x[p] > c;
+			tasks *= fa->tf[p][dig[p]];
+		}
+	}
+	if (!lok || !nok)
+		return 0;
+	return !fa->par || (tasks >= par_tasks_lo(sp) &&
+			    tasks <= par_tasks_hi(sp));
+}
+
+/* Set bits k .. k + n - 1 of a family's ok[] to `ok`. */
+static void ok_set(struct fam *fa, int k, int n, int ok)
+{
+	for (; n > 0; n--, k++) {
+		if (ok)
+			fa->ok[k >> 6] |= UINT64_C(1) << (k & 63);
+		else
+			fa->ok[k >> 6] &= ~(UINT64_C(1) << (k & 63));
+	}
+}
+
+/* combo()'s answer for combination k of family fa, decoded from k. */
+static int fam_ok_at(const struct pt_space *sp, const struct fam *fa,
+		     int kind, int k)
+{
+	int dig[MAXARGS], p;
+
+	k /= fa->nrv;
+	for (p = 0; p < fa->np; p++) {
+		dig[p] = k % fa->cs.n[p];
+		k /= fa->cs.n[p];
+	}
+	return digits_ok(sp, fa, kind, dig);
+}
+
+/* The first combination at or after k of option entry e that is a tiling
+ * at all (combo()'s answer, without building the option); combos(ob, e)
+ * when none is. The answers for a family's first combinations are kept
+ * (fa->upto, fa->ok), found in order by stepping the digits, since most
+ * questions go through a family in order. */
+static int combo_next(const struct pt_space *sp, struct optbuf *ob,
+		      const struct opt *e, int k)
+{
+	struct fam *fa;
+	int p, ok;
+
+	if (e->fam < 0)
+		return k;
+	fa = &ob->f[e->fam];
+	while (k < fa->upto) {
+		/* Known answers; the bits from fa->upto on are not answers
+		 * yet. */
+		uint64_t word = fa->ok[k >> 6] >> (k & 63);
+		int next = word ? k + __builtin_ctzll(word) : (k | 63) + 1;
+
+		if (word && next < fa->upto)
+			return next;
+		k = next < fa->upto ? next : fa->upto;
+	}
+	if (!fa->upto)
+		memset(fa->dig, 0, sizeof(fa->dig));
+	for (; fa->upto < fa->total && fa->upto < FAM_BITS;) {
+		int at = fa->upto;
+
+		ok = digits_ok(sp, fa, e->kind, fa->dig);
+		ok_set(fa, at, fa->nrv, ok);
+		fa->upto += fa->nrv;
+		for (p = 0; p < fa->np && ++fa->dig[p] == fa->cs.n[p]; p++)
+			fa->dig[p] = 0;
+		if (ok && k < at + fa->nrv)
+			return k > at ? k : at;
+	}
+	for (k = k > fa->upto ? k : fa->upto; k < fa->total; k++)
+		if (fam_ok_at(sp, fa, e->kind, k))
+			return k;
+	return fa->total;
+}
+
+/* Is combination k of option entry e a tiling at all? */
+static int combo_ok(const struct pt_space *sp, struct optbuf *ob,
+		    const struct opt *e, int k)
+{
+	const struct fam *fa;
+
+	if (e->fam < 0)
+		return 1;
+	fa = &ob->f[e->fam];
+	if (k < fa->upto)
+		return (int)((fa->ok[k >> 6] >> (k & 63)) & 1);
+	return fam_ok_at(sp, fa, e->kind, k);
+}
+
 /* Is level lev of j's nest host to a sliding window (whose plain loop a
  * split would move)? */
 static int level_slides(const struct pt_space *sp,
@@ -2459,7 +2577,7 @@ static int gen_tile(const struct pt_space *sp, const struct pt_space_state *st,
 	if (!nvd)
 		vds[nvd++] = -1;
 	for (vd = 0; vd < nvd; vd++) {
-		struct opt *o, tmp;
+		struct opt *o;
 		struct fam *fa;
 		int any = 0;
 
@@ -2497,8 +2615,7 @@ static int gen_tile(const struct pt_space *sp, const struct pt_space_state *st,
 			o->state = 1;
 			o->vdim = (int8_t)vds[vd];
 			o->fam = ob->nf - 1;
-			for (k = 0; k < fa->total && !any; k++)
-				any = combo(sp, ob, o, k, &tmp);
+			any = combo_next(sp, ob, o, 0) < fa->total;
 			if (!any)
 				ob->n--;
 		}
@@ -2834,7 +2951,8 @@ static int count_valid(const struct pt_space *sp,
 				*first = *e;
 			continue;
 		}
-		for (k = 0; k < combos(ob, e) && n < most; k++)
+		for (k = combo_next(sp, ob, e, 0); k < combos(ob, e) &&
+		     n < most; k = combo_next(sp, ob, e, k + 1))
 			if (combo(sp, ob, e, k, &o) && valid(sp, st, w, &o) &&
 			    !n++)
 				*first = o;
@@ -2945,7 +3063,8 @@ int pt_space_children(const struct pt_space *sp,
 		struct opt *e = &ob->v[i], o;
 		int k;
 
-		for (k = 0; k < combos(ob, e); k++) {
+		for (k = combo_next(sp, ob, e, 0); k < combos(ob, e);
+		     k = combo_next(sp, ob, e, k + 1)) {
 			if (!combo(sp, ob, e, k, &o) || !valid(sp, st, w, &o))
 				continue;
 			n++;
@@ -2978,14 +3097,17 @@ static int pick_in_kind(const struct pt_space *sp,
 		k = below(rng, total);
 		for (i = a; k >= combos(ob, &ob->v[i]); i++)
 			k -= combos(ob, &ob->v[i]);
-		if (combo(sp, ob, &ob->v[i], k, out) &&
+		if (combo_ok(sp, ob, &ob->v[i], k) &&
+		    combo(sp, ob, &ob->v[i], k, out) &&
 		    valid(sp, st, w, out))
 			return 0;
 	}
 	/* The valid ones, kept in w->tmp. */
 	w->tmp.n = 0;
 	for (i = a; i < b; i++)
-		for (k = 0; k < combos(ob, &ob->v[i]); k++) {
+		for (k = combo_next(sp, ob, &ob->v[i], 0);
+		     k < combos(ob, &ob->v[i]);
+		     k = combo_next(sp, ob, &ob->v[i], k + 1)) {
 			struct opt o, *v;
 
 			if (!combo(sp, ob, &ob->v[i], k, &o) ||
