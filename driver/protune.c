@@ -387,15 +387,13 @@ static int bench_digest(const struct args *a, const struct pt_model *m,
 
 	for (i = 0; i < a->bench && !ret; i++) {
 		uint64_t rng = a->seed + (uint64_t)i;
-		struct pt_sched *s = NULL;
+		const struct pt_sched *s = NULL;
 
 		pt_strbuf_reset(&text);
 		if ((ret = pt_space_random_complete(sp, root, w, &rng, st)) ||
-		    (ret = pt_space_sched(sp, st, &s)) ||
-		    (ret = pt_sched_print(s, &text) ? PT_ENOMEM : 0)) {
-			pt_sched_free(s);
+		    (ret = pt_space_sched_scratch(sp, st, w, &s)) ||
+		    (ret = pt_sched_print(s, &text) ? PT_ENOMEM : 0))
 			break;
-		}
 		h = XXH3_64bits_withSeed(text.buf, text.len, h);
 		if (cost && !(ret = pt_features_compute(fx, s, rows, NULL))) {
 			pt_cost_terms(m, fx, rows, terms);
@@ -403,7 +401,6 @@ static int bench_digest(const struct args *a, const struct pt_model *m,
 			h = XXH3_64bits_withSeed(&pred, sizeof(pred), h);
 			h = XXH3_64bits_withSeed(terms, sizeof(terms), h);
 		}
-		pt_sched_free(s);
 	}
 	pt_strbuf_release(&text);
 	*digest = h;
@@ -411,7 +408,8 @@ static int bench_digest(const struct args *a, const struct pt_model *m,
 }
 
 /* Time a->bench random complete states from the root; then as many with
- * their schedules built; then also featurized and costed. Each pass draws
+ * their schedules built (in w's scratch schedule, as a search would);
+ * then also featurized and costed. Each pass draws
  * the same states (seeds a->seed + i). Then, untimed, bench_digest. */
 static int space_bench(const struct args *a, const struct pt_model *m,
 		       const struct pt_space *sp, struct pt_space_work *w,
@@ -436,7 +434,7 @@ static int space_bench(const struct args *a, const struct pt_model *m,
 		t[pass] = seconds();
 		for (i = 0; i < a->bench && !ret; i++) {
 			uint64_t rng = a->seed + (uint64_t)i;
-			struct pt_sched *s = NULL;
+			const struct pt_sched *s = NULL;
 
 			ret = pt_space_random_complete(sp, root, w, &rng, st);
 			if (!pass) {
@@ -444,13 +442,12 @@ static int space_bench(const struct args *a, const struct pt_model *m,
 				continue;
 			}
 			if (!ret)
-				ret = pt_space_sched(sp, st, &s);
+				ret = pt_space_sched_scratch(sp, st, w, &s);
 			if (!ret && pass == 2 &&
 			    !(ret = pt_features_compute(fx, s, rows, NULL))) {
 				pt_cost_terms(m, fx, rows, terms);
 				sink += pt_cost_predict(cost, terms);
 			}
-			pt_sched_free(s);
 		}
 		t[pass + 1] = seconds();
 	}

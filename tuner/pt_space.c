@@ -133,6 +133,7 @@ struct sp_stage {
 	int nrv;
 	double ops;
 	size_t off;
+	int dfirst;                /* its dims' names: sp->dname[dfirst..] */
 	/* [p][k][0]: dim p after k splits; [p][k][1]: the inner half of
 	 * split k */
 	char name[MAXARGS][MAXSPLIT + 1][2][NAMELEN];
@@ -168,6 +169,9 @@ struct pt_space {
 	 * (another value of a tuple). */
 	unsigned char *adup;
 	int *afirst;
+	/* Every stage's original dims by name ("v0", "r1"), stage by
+	 * stage (sp_stage.dfirst): loop names the schedule borrows. */
+	char (*dname)[NAMELEN];
 };
 
 struct opt {
@@ -278,6 +282,13 @@ struct pt_space_work {
 	struct pt_space_state *child;
 	struct rcache *cr;     /* rule 6: reads of a Func by a site's Func */
 	struct pt_strided_step *cs;  /* rule 6: MAXARGS * (maxdims + 1) */
+	/* pt_space_sched_scratch(): the schedule it rebuilds each time
+	 * (NULL until the first call) and, per stage, the room of its
+	 * directive array and the loop names of its reorder. */
+	struct pt_sched *sched;
+	int *dcap;
+	char ***ordv;         /* nord arrays */
+	int *ocap, nord;
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -497,6 +508,29 @@ static int make_names(const struct pt_model *m, struct sp_stage *sg)
 		}
 		if (ok)
 			return 1;
+	}
+	return 0;
+}
+
+/* sp->dname: the names of every stage's original dims. */
+static int dim_names(struct pt_space *sp)
+{
+	int i, d, n = 0;
+
+	for (i = 0; i < sp->nstages; i++) {
+		sp->sg[i].dfirst = n;
+		n += sp->sg[i].ms->ndims;
+	}
+	sp->dname = calloc((size_t)n + 1, sizeof(*sp->dname));
+	if (!sp->dname)
+		return PT_ENOMEM;
+	for (i = 0; i < sp->nstages; i++) {
+		const struct pt_stage *ms = sp->sg[i].ms;
+
+		for (d = 0; d < ms->ndims; d++)
+			snprintf(sp->dname[sp->sg[i].dfirst + d], NAMELEN,
+				 "%c%d", ms->dims[d].is_rvar ? 'r' : 'v',
+				 ms->dims[d].index);
 	}
 	return 0;
 }
@@ -829,7 +863,8 @@ int pt_space_new(const struct pt_model *m, const struct pt_space_opts *opts,
 		off += sblk_size(sg->npure);
 	}
 	sp->size = off;
-	if (find_exact(sp) || compile_reads(sp) || find_dups(sp)) {
+	if (dim_names(sp) || find_exact(sp) || compile_reads(sp) ||
+	    find_dups(sp)) {
 		pt_space_free(sp);
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	}
@@ -851,6 +886,7 @@ void pt_space_free(struct pt_space *sp)
 	free(sp->rcount);
 	free(sp->adup);
 	free(sp->afirst);
+	free(sp->dname);
 	free(sp);
 }
 
@@ -916,6 +952,8 @@ struct pt_space_work *pt_space_work_new(const struct pt_space *sp)
 	return w;
 }
 
+static void scratch_free(struct pt_space_work *w);
+
 void pt_space_work_free(struct pt_space_work *w)
 {
 	int i;
@@ -952,6 +990,7 @@ void pt_space_work_free(struct pt_space_work *w)
 	free(w->cs);
 	for (i = 0; i < 2; i++)
 		free(w->loops[i]);
+	scratch_free(w);
 	free(w);
 }
 
@@ -1092,17 +1131,14 @@ static void build_nest(const struct pt_space *sp,
 	ni->n = n;
 }
 
+/* The name of loop l of stage s (the space's: it lives as long). */
 static const char *loop_name(const struct pt_space *sp, int s,
-			     const struct sp_loop *l, char *buf)
+			     const struct sp_loop *l)
 {
 	const struct sp_stage *sg = &sp->sg[s];
 
-	if (l->p < 0) {
-		snprintf(buf, NAMELEN, "%c%d",
-			 sg->ms->dims[l->dim].is_rvar ? 'r' : 'v',
-			 sg->ms->dims[l->dim].index);
-		return buf;
-	}
+	if (l->p < 0)
+		return sp->dname[sg->dfirst + l->dim];
 	return sg->name[l->p][l->nsplit][l->inner];
 }
 
@@ -3397,14 +3433,37 @@ int pt_space_guided_complete(const struct pt_space *sp,
 
 /* --- the schedule --------------------------------------------------------- */
 
+/* Where a schedule is built: a new one that owns its memory
+ * (pt_space_sched), or w's scratch schedule (pt_space_sched_scratch),
+ * whose arrays w keeps from one schedule to the next and whose names are
+ * borrowed from the space. */
+struct sbuild {
+	struct pt_space_work *w;  /* NULL: a new schedule */
+	int s;                    /* the stage being built */
+};
+
+/* A name for the schedule: a copy, or the space's own string. */
+static char *bname(const struct sbuild *sb, const char *name)
+{
+	return sb->w ? (char *)(uintptr_t)name : pt_model_strdup(name);
+}
+
 /* A new zeroed directive at the end of out->dirs, which holds room for
  * `room` (the stage's count, at most: one block instead of a realloc per
- * directive). */
-static struct pt_directive *dir_new(struct pt_sched_stage *out, int room)
+ * directive; in the scratch schedule, the block w keeps for the stage,
+ * grown when short). */
+static struct pt_directive *dir_new(const struct sbuild *sb,
+				    struct pt_sched_stage *out, int room)
 {
 	struct pt_directive *d;
 
-	if (!out->dirs) {
+	if (sb->w && sb->w->dcap[sb->s] < room) {
+		d = realloc(out->dirs, (size_t)room * sizeof(*d));
+		if (!d)
+			return NULL;
+		out->dirs = d;
+		sb->w->dcap[sb->s] = room;
+	} else if (!out->dirs) {
 		out->dirs = calloc((size_t)room, sizeof(*out->dirs));
 		if (!out->dirs)
 			return NULL;
@@ -3417,10 +3476,47 @@ static struct pt_directive *dir_new(struct pt_sched_stage *out, int room)
 	return d;
 }
 
-static int dir_name(struct pt_directive *d, const char *dim)
+static int dir_name(const struct sbuild *sb, struct pt_directive *d,
+		    const char *dim)
 {
-	d->dim = pt_model_strdup(dim);
+	d->dim = bname(sb, dim);
 	return d->dim ? 0 : PT_ENOMEM;
+}
+
+/* A reorder's loops, innermost first, into d->order: pushed copies, or in
+ * the scratch schedule w's array of the space's names for the stage
+ * (d->order then owns nothing: its alloc stays 0). */
+static int dir_order(const struct pt_space *sp, const struct sbuild *sb,
+		     struct pt_directive *d, const struct sp_loop *loops,
+		     int n)
+{
+	struct pt_space_work *w = sb->w;
+	int i;
+
+	if (!w) {
+		for (i = n - 1; i >= 0; i--)
+			if (pt_strvec_push(&d->order,
+					   loop_name(sp, sb->s, &loops[i])))
+				return PT_ENOMEM;
+		return 0;
+	}
+	if (w->ocap[sb->s] < n + 1) {
+		char **v = realloc(w->ordv[sb->s], (size_t)(n + 1) *
+				   sizeof(*v));
+
+		if (!v)
+			return PT_ENOMEM;
+		w->ordv[sb->s] = v;
+		w->ocap[sb->s] = n + 1;
+	}
+	for (i = n - 1; i >= 0; i--)
+		w->ordv[sb->s][n - 1 - i] = bname(sb,
+						  loop_name(sp, sb->s,
+							    &loops[i]));
+	w->ordv[sb->s][n] = NULL;
+	d->order.v = w->ordv[sb->s];
+	d->order.nr = (size_t)n;
+	return 0;
 }
 
 /* Is a Func computed at (or sliding in) level lev of j's nest? */
@@ -3498,8 +3594,8 @@ static int unroll_level(const struct pt_space *sp,
 }
 
 static int stage_dirs(const struct pt_space *sp,
-		      const struct pt_space_state *st, int s,
-		      struct sp_loop *loops, struct pt_sched_stage *out)
+		      const struct pt_space_state *st, struct sbuild *sb,
+		      int s, struct sp_loop *loops, struct pt_sched_stage *out)
 {
 	const struct sp_stage *sg = &sp->sg[s];
 	const struct pt_stage *ms = sg->ms;
@@ -3507,10 +3603,10 @@ static int stage_dirs(const struct pt_space *sp,
 	int np = sg->npure, p, k, i, d, same;
 	struct pt_directive *dr;
 	struct ninfo ni;
-	char buf[NAMELEN];
 	const char *have[64 + MAXARGS * MAXSPLIT];
 	int nhave = 0, room;
 
+	sb->s = s;
 	build_nest(sp, st, s, b, loops, &ni);
 	room = 1 + ni.n;
 	for (p = 0; p < np; p++)
@@ -3521,14 +3617,14 @@ static int stage_dirs(const struct pt_space *sp,
 		for (k = 1; k <= ni.nsplit[p]; k++) {
 			int64_t fa = ni.pfac[p][k - 1];
 
-			if (!(dr = dir_new(out, room)))
+			if (!(dr = dir_new(sb, out, room)))
 				return PT_ENOMEM;
 			dr->kind = PT_DIR_SPLIT;
 			dr->factor = fa;
 			dr->tail = split_tail(sp, st, s, p, k, fa, e);
-			dr->outer = pt_model_strdup(sg->name[p][k][0]);
-			dr->inner = pt_model_strdup(sg->name[p][k][1]);
-			if (dir_name(dr, sg->name[p][k - 1][0]) ||
+			dr->outer = bname(sb, sg->name[p][k][0]);
+			dr->inner = bname(sb, sg->name[p][k][1]);
+			if (dir_name(sb, dr, sg->name[p][k - 1][0]) ||
 			    !dr->outer || !dr->inner)
 				return PT_ENOMEM;
 			e = div_up(e, fa);
@@ -3551,27 +3647,25 @@ static int stage_dirs(const struct pt_space *sp,
 		const struct sp_loop *l = &loops[ni.n - 1 - i];
 
 		if (l->p < 0 ? have[i] != NULL :
-		    !have[i] || strcmp(have[i], loop_name(sp, s, l, buf)))
+		    !have[i] || strcmp(have[i], loop_name(sp, s, l)))
 			same = 0;
 	}
 	if (!same && ni.n >= 2) {
-		if (!(dr = dir_new(out, room)))
+		if (!(dr = dir_new(sb, out, room)))
 			return PT_ENOMEM;
 		dr->kind = PT_DIR_REORDER;
-		for (i = ni.n - 1; i >= 0; i--)
-			if (pt_strvec_push(&dr->order,
-					   loop_name(sp, s, &loops[i], buf)))
-				return PT_ENOMEM;
+		if (dir_order(sp, sb, dr, loops, ni.n))
+			return PT_ENOMEM;
 	}
 	for (i = 0; i < ni.n; i++) {
 		const struct sp_loop *l = &loops[i];
 
 		if (!l->vec && !l->par)
 			continue;
-		if (!(dr = dir_new(out, room)))
+		if (!(dr = dir_new(sb, out, room)))
 			return PT_ENOMEM;
 		dr->kind = l->vec ? PT_DIR_VECTORIZE : PT_DIR_PARALLEL;
-		if (dir_name(dr, loop_name(sp, s, l, buf)))
+		if (dir_name(sb, dr, loop_name(sp, s, l)))
 			return PT_ENOMEM;
 	}
 	if (unroll_level(sp, st, s, loops, &ni)) {
@@ -3580,42 +3674,36 @@ static int stage_dirs(const struct pt_space *sp,
 		for (i = ni.lfirst[x]; i <= ni.lend[x]; i++) {
 			if (loops[i].extent < 2)
 				continue;
-			if (!(dr = dir_new(out, room)))
+			if (!(dr = dir_new(sb, out, room)))
 				return PT_ENOMEM;
 			dr->kind = PT_DIR_UNROLL;
-			if (dir_name(dr, loop_name(sp, s, &loops[i], buf)))
+			if (dir_name(sb, dr, loop_name(sp, s, &loops[i])))
 				return PT_ENOMEM;
 		}
 	}
 	return 0;
 }
 
-static int set_site(struct pt_site *site, int j, const char *loop)
+static int set_site(const struct sbuild *sb, struct pt_site *site, int j,
+		    const char *loop)
 {
 	site->func = j;
-	site->loop = pt_model_strdup(loop);
+	site->loop = bname(sb, loop);
 	return site->loop ? 0 : PT_ENOMEM;
 }
 
-int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
-		   struct pt_sched **out)
+/* State st's compute sites and directives into s (shaped for the model,
+ * every Func compute root without directives), in sb's way. */
+static int build_sched(const struct pt_space *sp,
+		       const struct pt_space_state *st, struct sbuild *sb,
+		       struct pt_sched *s, struct sp_loop *loops)
 {
-	const struct pt_model *m = sp->m;
-	struct pt_sched *s;
-	struct sp_loop *loops;
-	int f, i, ret = PT_ENOMEM;
-	size_t nl = (size_t)sp->maxdims + MAXARGS * MAXSPLIT + 2;
+	int f, i, ret;
 
-	*out = NULL;
-	s = pt_sched_new_for(m);
-	loops = calloc(nl, sizeof(*loops));
-	if (!s || !loops || pt_strvec_push(&s->meta, "tuner=space"))
-		goto fail;
 	for (f = 0; f < sp->nfuncs; f++) {
 		struct st_func *fb = fblk(sp, st, f);
 		struct pt_sched_func *sf = &s->funcs[f];
 		struct ninfo ni;
-		char buf[NAMELEN];
 		int sj, q;
 
 		if (fb->gran == G_INLINE) {
@@ -3627,16 +3715,15 @@ int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
 			build_nest(sp, st, sj, sblk(sp, st, sj), loops, &ni);
 			q = site_pos(sp, st, f, &ni);
 			sf->compute = PT_COMPUTE_AT;
-			if (set_site(&sf->compute_at, fb->site,
-				     loop_name(sp, sj, &loops[q], buf)))
-				goto fail;
+			if (set_site(sb, &sf->compute_at, fb->site,
+				     loop_name(sp, sj, &loops[q])))
+				return PT_ENOMEM;
 			if (fb->gran == G_AT || q > 0) {
 				if (fb->gran == G_SLIDE)
 					q--;
-				if (set_site(&sf->store_at, fb->site,
-					     loop_name(sp, sj, &loops[q],
-						       buf)))
-					goto fail;
+				if (set_site(sb, &sf->store_at, fb->site,
+					     loop_name(sp, sj, &loops[q])))
+					return PT_ENOMEM;
 			} else {
 				sf->store_root = 1;
 			}
@@ -3647,17 +3734,109 @@ int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
 			if (!sp->sg[sidx].tiled ||
 			    !(sblk(sp, st, sidx)->done & 1))
 				continue;
-			if ((ret = stage_dirs(sp, st, sidx, loops,
+			if ((ret = stage_dirs(sp, st, sb, sidx, loops,
 					      &sf->stages[i])))
-				goto fail;
-			ret = PT_ENOMEM;
+				return ret;
 		}
 	}
+	return 0;
+}
+
+int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
+		   struct pt_sched **out)
+{
+	struct sbuild sb = { NULL, 0 };
+	struct pt_sched *s;
+	struct sp_loop *loops;
+	int ret = PT_ENOMEM;
+	size_t nl = (size_t)sp->maxdims + MAXARGS * MAXSPLIT + 2;
+
+	*out = NULL;
+	s = pt_sched_new_for(sp->m);
+	loops = calloc(nl, sizeof(*loops));
+	if (s && loops && !pt_strvec_push(&s->meta, "tuner=space"))
+		ret = build_sched(sp, st, &sb, s, loops);
 	free(loops);
+	if (ret) {
+		pt_sched_free(s);
+		return ret;
+	}
 	*out = s;
 	return 0;
-fail:
-	free(loops);
+}
+
+/* The scratch schedule and its per-stage arrays, made on the first
+ * pt_space_sched_scratch() with w. */
+static int scratch_new(const struct pt_space *sp, struct pt_space_work *w)
+{
+	size_t ns = (size_t)sp->nstages + 1;
+
+	w->sched = pt_sched_new_for(sp->m);
+	w->dcap = calloc(ns, sizeof(*w->dcap));
+	w->ordv = calloc(ns, sizeof(*w->ordv));
+	w->nord = w->ordv ? (int)ns : 0;
+	w->ocap = calloc(ns, sizeof(*w->ocap));
+	if (!w->sched || !w->dcap || !w->ordv || !w->ocap ||
+	    pt_strvec_push(&w->sched->meta, "tuner=space")) {
+		scratch_free(w);
+		return PT_ENOMEM;
+	}
+	return 0;
+}
+
+/* Free what scratch_new() made: the directive arrays and reorder names
+ * are w's (their strings the space's), the rest pt_sched_free()'s. */
+static void scratch_free(struct pt_space_work *w)
+{
+	struct pt_sched *s = w->sched;
+	int f, i;
+
+	for (f = 0; s && f < s->nfuncs; f++) {
+		struct pt_sched_func *sf = &s->funcs[f];
+
+		sf->compute_at.loop = sf->store_at.loop = NULL;
+		for (i = 0; sf->stages && i < sf->nstages; i++) {
+			free(sf->stages[i].dirs);
+			sf->stages[i].dirs = NULL;
+			sf->stages[i].ndirs = 0;
+		}
+	}
 	pt_sched_free(s);
-	return ret;
+	for (i = 0; w->ordv && i < w->nord; i++)
+		free(w->ordv[i]);
+	free(w->ordv);
+	free(w->dcap);
+	free(w->ocap);
+	w->sched = NULL;
+	w->ordv = NULL;
+	w->dcap = w->ocap = NULL;
+}
+
+int pt_space_sched_scratch(const struct pt_space *sp,
+			   const struct pt_space_state *st,
+			   struct pt_space_work *w, const struct pt_sched **out)
+{
+	struct sbuild sb = { w, 0 };
+	struct pt_sched *s;
+	int f, i, ret;
+
+	*out = NULL;
+	if (!w->sched && (ret = scratch_new(sp, w)))
+		return ret;
+	s = w->sched;
+	memcpy(s->key, sp->m->key, sizeof(s->key));
+	for (f = 0; f < s->nfuncs; f++) {
+		struct pt_sched_func *sf = &s->funcs[f];
+
+		sf->compute = PT_COMPUTE_ROOT;
+		sf->compute_at.func = sf->store_at.func = 0;
+		sf->compute_at.loop = sf->store_at.loop = NULL;
+		sf->store_root = 0;
+		for (i = 0; i < sf->nstages; i++)
+			sf->stages[i].ndirs = 0;
+	}
+	if ((ret = build_sched(sp, st, &sb, s, w->loops[1])))
+		return ret;
+	*out = s;
+	return 0;
 }
