@@ -44,6 +44,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #define EXIT_USAGE 2
 
@@ -376,9 +377,47 @@ static struct pt_cost *bench_cost_model(void)
 	return c;
 }
 
+/* An invariance check for the timed passes: XXH3-64 folded over, for each
+ * of the a->bench states they draw, its schedule's text and, when costing,
+ * the bytes of the predicted cost and of the terms. Untimed; a change that
+ * should not alter any result must leave it unchanged. 0 or a PT_E* code. */
+static int bench_digest(const struct args *a, const struct pt_model *m,
+			const struct pt_space *sp, struct pt_space_work *w,
+			const struct pt_space_state *root,
+			struct pt_space_state *st, struct pt_features *fx,
+			const struct pt_cost *cost, double *rows, uint64_t *digest)
+{
+	struct pt_strbuf text = PT_STRBUF_INIT;
+	double terms[PT_TERM_COUNT], pred;
+	uint64_t h = 0;
+	int i, ret = 0;
+
+	for (i = 0; i < a->bench && !ret; i++) {
+		uint64_t rng = a->seed + (uint64_t)i;
+		const struct pt_sched *s = NULL;
+
+		pt_strbuf_reset(&text);
+		if ((ret = pt_space_random_complete(sp, root, w, &rng, st)) ||
+		    (ret = pt_space_sched_scratch(sp, st, w, &s)) ||
+		    (ret = pt_sched_print(s, &text) ? PT_ENOMEM : 0))
+			break;
+		h = XXH3_64bits_withSeed(text.buf, text.len, h);
+		if (cost && !(ret = pt_features_compute(fx, s, rows, NULL))) {
+			pt_cost_terms(m, fx, rows, terms);
+			pred = pt_cost_predict(cost, terms);
+			h = XXH3_64bits_withSeed(&pred, sizeof(pred), h);
+			h = XXH3_64bits_withSeed(terms, sizeof(terms), h);
+		}
+	}
+	pt_strbuf_release(&text);
+	*digest = h;
+	return ret;
+}
+
 /* Time a->bench random complete states from the root; then as many with
- * their schedules built; then also featurized and costed. Each pass draws
- * the same states (seeds a->seed + i). */
+ * their schedules built (in w's scratch schedule, as a search would);
+ * then also featurized and costed. Each pass draws
+ * the same states (seeds a->seed + i). Then, untimed, bench_digest. */
 static int space_bench(const struct args *a, const struct pt_model *m,
 		       const struct pt_space *sp, struct pt_space_work *w,
 		       const struct pt_space_state *root)
@@ -389,6 +428,7 @@ static int space_bench(const struct args *a, const struct pt_model *m,
 	double *rows = malloc((size_t)m->nstages * PT_FEAT_COUNT *
 			      sizeof(*rows));
 	double t[4], depth = 0, sink = 0, terms[PT_TERM_COUNT];
+	uint64_t digest = 0;
 	int i, pass, ret = 0;
 
 	if (!st || !rows || pt_features_new(m, &fx, NULL)) {
@@ -401,7 +441,7 @@ static int space_bench(const struct args *a, const struct pt_model *m,
 		t[pass] = seconds();
 		for (i = 0; i < a->bench && !ret; i++) {
 			uint64_t rng = a->seed + (uint64_t)i;
-			struct pt_sched *s = NULL;
+			const struct pt_sched *s = NULL;
 
 			ret = pt_space_random_complete(sp, root, w, &rng, st);
 			if (!pass) {
@@ -409,16 +449,17 @@ static int space_bench(const struct args *a, const struct pt_model *m,
 				continue;
 			}
 			if (!ret)
-				ret = pt_space_sched(sp, st, &s);
+				ret = pt_space_sched_scratch(sp, st, w, &s);
 			if (!ret && pass == 2 &&
 			    !(ret = pt_features_compute(fx, s, rows, NULL))) {
 				pt_cost_terms(m, fx, rows, terms);
 				sink += pt_cost_predict(cost, terms);
 			}
-			pt_sched_free(s);
 		}
 		t[pass + 1] = seconds();
 	}
+	if (!ret)
+		ret = bench_digest(a, m, sp, w, root, st, fx, cost, rows, &digest);
 out:
 	free(st);
 	free(rows);
@@ -435,7 +476,8 @@ out:
 	if (pass == 3)
 		printf("; featurized and costed too: %.0f states/s, %.1f us each",
 		       a->bench / (t[3] - t[2]), 1e6 * (t[3] - t[2]) / a->bench);
-	printf("%s\n", sink < 0 ? " (negative cost?)" : "");
+	printf("%s; digest %016llx\n", sink < 0 ? " (negative cost?)" : "",
+	       (unsigned long long)digest);
 	return fflush(stdout) ? pt_cli_fail("cannot write the output: %s",
 				     strerror(errno)) : 0;
 }

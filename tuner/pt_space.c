@@ -51,6 +51,7 @@
 #define UNROLL_MAX 16      /* an innermost level unrolled (Adams: 16) */
 #define UNROLL_CODE 1024.0 /* its operations times the unrolled extent */
 #define RANDOM_TRIES 8
+#define FAM_BITS 512       /* combo_ok() answers kept per family */
 
 enum { G_NONE, G_INLINE, G_ROOT, G_AT, G_SLIDE };
 enum { K_INLINE, K_ROOT, K_AT, K_SPLIT, K_SLIDE, K_TILE, K_NONE, K_INNER,
@@ -132,6 +133,7 @@ struct sp_stage {
 	int nrv;
 	double ops;
 	size_t off;
+	int dfirst;                /* its dims' names: sp->dname[dfirst..] */
 	/* [p][k][0]: dim p after k splits; [p][k][1]: the inner half of
 	 * split k */
 	char name[MAXARGS][MAXSPLIT + 1][2][NAMELEN];
@@ -167,6 +169,9 @@ struct pt_space {
 	 * (another value of a tuple). */
 	unsigned char *adup;
 	int *afirst;
+	/* Every stage's original dims by name ("v0", "r1"), stage by
+	 * stage (sp_stage.dfirst): loop names the schedule borrows. */
+	char (*dname)[NAMELEN];
 };
 
 struct opt {
@@ -205,6 +210,11 @@ struct fam {
 	uint8_t x[MAXARGS];    /* K_SPLIT, K_INNER: the level's factors */
 	struct cands cs;
 	double tf[MAXARGS][NCAND];  /* tasks each candidate leaves outside */
+	/* combo_ok()'s answers for combinations 0 .. upto - 1 (at most
+	 * FAM_BITS), and the digits of combination upto. */
+	int upto;
+	int dig[MAXARGS];
+	uint64_t ok[FAM_BITS / 64];
 };
 
 struct optbuf {
@@ -272,6 +282,13 @@ struct pt_space_work {
 	struct pt_space_state *child;
 	struct rcache *cr;     /* rule 6: reads of a Func by a site's Func */
 	struct pt_strided_step *cs;  /* rule 6: MAXARGS * (maxdims + 1) */
+	/* pt_space_sched_scratch(): the schedule it rebuilds each time
+	 * (NULL until the first call) and, per stage, the room of its
+	 * directive array and the loop names of its reorder. */
+	struct pt_sched *sched;
+	int *dcap;
+	char ***ordv;         /* nord arrays */
+	int *ocap, nord;
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -393,6 +410,7 @@ static int fam_add(struct optbuf *ob, struct fam **out)
 		ob->fcap = cap;
 	}
 	*out = &ob->f[ob->nf++];
+	(*out)->upto = 0;
 	return 0;
 }
 
@@ -490,6 +508,29 @@ static int make_names(const struct pt_model *m, struct sp_stage *sg)
 		}
 		if (ok)
 			return 1;
+	}
+	return 0;
+}
+
+/* sp->dname: the names of every stage's original dims. */
+static int dim_names(struct pt_space *sp)
+{
+	int i, d, n = 0;
+
+	for (i = 0; i < sp->nstages; i++) {
+		sp->sg[i].dfirst = n;
+		n += sp->sg[i].ms->ndims;
+	}
+	sp->dname = calloc((size_t)n + 1, sizeof(*sp->dname));
+	if (!sp->dname)
+		return PT_ENOMEM;
+	for (i = 0; i < sp->nstages; i++) {
+		const struct pt_stage *ms = sp->sg[i].ms;
+
+		for (d = 0; d < ms->ndims; d++)
+			snprintf(sp->dname[sp->sg[i].dfirst + d], NAMELEN,
+				 "%c%d", ms->dims[d].is_rvar ? 'r' : 'v',
+				 ms->dims[d].index);
 	}
 	return 0;
 }
@@ -822,7 +863,8 @@ int pt_space_new(const struct pt_model *m, const struct pt_space_opts *opts,
 		off += sblk_size(sg->npure);
 	}
 	sp->size = off;
-	if (find_exact(sp) || compile_reads(sp) || find_dups(sp)) {
+	if (dim_names(sp) || find_exact(sp) || compile_reads(sp) ||
+	    find_dups(sp)) {
 		pt_space_free(sp);
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	}
@@ -844,6 +886,7 @@ void pt_space_free(struct pt_space *sp)
 	free(sp->rcount);
 	free(sp->adup);
 	free(sp->afirst);
+	free(sp->dname);
 	free(sp);
 }
 
@@ -909,6 +952,8 @@ struct pt_space_work *pt_space_work_new(const struct pt_space *sp)
 	return w;
 }
 
+static void scratch_free(struct pt_space_work *w);
+
 void pt_space_work_free(struct pt_space_work *w)
 {
 	int i;
@@ -945,6 +990,7 @@ void pt_space_work_free(struct pt_space_work *w)
 	free(w->cs);
 	for (i = 0; i < 2; i++)
 		free(w->loops[i]);
+	scratch_free(w);
 	free(w);
 }
 
@@ -1085,17 +1131,14 @@ static void build_nest(const struct pt_space *sp,
 	ni->n = n;
 }
 
+/* The name of loop l of stage s (the space's: it lives as long). */
 static const char *loop_name(const struct pt_space *sp, int s,
-			     const struct sp_loop *l, char *buf)
+			     const struct sp_loop *l)
 {
 	const struct sp_stage *sg = &sp->sg[s];
 
-	if (l->p < 0) {
-		snprintf(buf, NAMELEN, "%c%d",
-			 sg->ms->dims[l->dim].is_rvar ? 'r' : 'v',
-			 sg->ms->dims[l->dim].index);
-		return buf;
-	}
+	if (l->p < 0)
+		return sp->dname[sg->dfirst + l->dim];
 	return sg->name[l->p][l->nsplit][l->inner];
 }
 
@@ -2164,6 +2207,117 @@ static int combos(const struct optbuf *ob, const struct opt *e)
 	return e->fam < 0 ? 1 : ob->f[e->fam].total;
 }
 
+/* combo()'s answer for the combination whose digits are dig[] (the
+ * place of the reduction loops does not change it), with its tests and
+ * its tasks product in its order: bit for bit the same answer. */
+static int digits_ok(const struct pt_space *sp, const struct fam *fa,
+		     int kind, const int *dig)
+{
+	double tasks = 1;
+	int p, lok = 0, nok = kind == K_TILE;
+
+	if (kind == K_TILE) {
+		for (p = 0; p < fa->np; p++) {
+			lok |= fa->cs.c[p][dig[p]] != REM;
+			tasks *= fa->tf[p][dig[p]];
+		}
+	} else {
+		for (p = 0; p < fa->np; p++) {
+			uint8_t c = fa->cs.c[p][dig[p]];
+
+			lok |= c != 0;
+			nok |= fa->x[p] == REM || fa->x[p] > c;
+			tasks *= fa->tf[p][dig[p]];
+		}
+	}
+	if (!lok || !nok)
+		return 0;
+	return !fa->par || (tasks >= par_tasks_lo(sp) &&
+			    tasks <= par_tasks_hi(sp));
+}
+
+/* Set bits k .. k + n - 1 of a family's ok[] to `ok`. */
+static void ok_set(struct fam *fa, int k, int n, int ok)
+{
+	for (; n > 0; n--, k++) {
+		if (ok)
+			fa->ok[k >> 6] |= UINT64_C(1) << (k & 63);
+		else
+			fa->ok[k >> 6] &= ~(UINT64_C(1) << (k & 63));
+	}
+}
+
+/* combo()'s answer for combination k of family fa, decoded from k. */
+static int fam_ok_at(const struct pt_space *sp, const struct fam *fa,
+		     int kind, int k)
+{
+	int dig[MAXARGS], p;
+
+	k /= fa->nrv;
+	for (p = 0; p < fa->np; p++) {
+		dig[p] = k % fa->cs.n[p];
+		k /= fa->cs.n[p];
+	}
+	return digits_ok(sp, fa, kind, dig);
+}
+
+/* The first combination at or after k of option entry e that is a tiling
+ * at all (combo()'s answer, without building the option); combos(ob, e)
+ * when none is. The answers for a family's first combinations are kept
+ * (fa->upto, fa->ok), found in order by stepping the digits, since most
+ * questions go through a family in order. */
+static int combo_next(const struct pt_space *sp, struct optbuf *ob,
+		      const struct opt *e, int k)
+{
+	struct fam *fa;
+	int p, ok;
+
+	if (e->fam < 0)
+		return k;
+	fa = &ob->f[e->fam];
+	while (k < fa->upto) {
+		/* Known answers; the bits from fa->upto on are not answers
+		 * yet. */
+		uint64_t word = fa->ok[k >> 6] >> (k & 63);
+		int next = word ? k + __builtin_ctzll(word) : (k | 63) + 1;
+
+		if (word && next < fa->upto)
+			return next;
+		k = next < fa->upto ? next : fa->upto;
+	}
+	if (!fa->upto)
+		memset(fa->dig, 0, sizeof(fa->dig));
+	for (; fa->upto < fa->total && fa->upto < FAM_BITS;) {
+		int at = fa->upto;
+
+		ok = digits_ok(sp, fa, e->kind, fa->dig);
+		ok_set(fa, at, fa->nrv, ok);
+		fa->upto += fa->nrv;
+		for (p = 0; p < fa->np && ++fa->dig[p] == fa->cs.n[p]; p++)
+			fa->dig[p] = 0;
+		if (ok && k < at + fa->nrv)
+			return k > at ? k : at;
+	}
+	for (k = k > fa->upto ? k : fa->upto; k < fa->total; k++)
+		if (fam_ok_at(sp, fa, e->kind, k))
+			return k;
+	return fa->total;
+}
+
+/* Is combination k of option entry e a tiling at all? */
+static int combo_ok(const struct pt_space *sp, struct optbuf *ob,
+		    const struct opt *e, int k)
+{
+	const struct fam *fa;
+
+	if (e->fam < 0)
+		return 1;
+	fa = &ob->f[e->fam];
+	if (k < fa->upto)
+		return (int)((fa->ok[k >> 6] >> (k & 63)) & 1);
+	return fam_ok_at(sp, fa, e->kind, k);
+}
+
 /* Is level lev of j's nest host to a sliding window (whose plain loop a
  * split would move)? */
 static int level_slides(const struct pt_space *sp,
@@ -2459,7 +2613,7 @@ static int gen_tile(const struct pt_space *sp, const struct pt_space_state *st,
 	if (!nvd)
 		vds[nvd++] = -1;
 	for (vd = 0; vd < nvd; vd++) {
-		struct opt *o, tmp;
+		struct opt *o;
 		struct fam *fa;
 		int any = 0;
 
@@ -2497,8 +2651,7 @@ static int gen_tile(const struct pt_space *sp, const struct pt_space_state *st,
 			o->state = 1;
 			o->vdim = (int8_t)vds[vd];
 			o->fam = ob->nf - 1;
-			for (k = 0; k < fa->total && !any; k++)
-				any = combo(sp, ob, o, k, &tmp);
+			any = combo_next(sp, ob, o, 0) < fa->total;
 			if (!any)
 				ob->n--;
 		}
@@ -2834,7 +2987,8 @@ static int count_valid(const struct pt_space *sp,
 				*first = *e;
 			continue;
 		}
-		for (k = 0; k < combos(ob, e) && n < most; k++)
+		for (k = combo_next(sp, ob, e, 0); k < combos(ob, e) &&
+		     n < most; k = combo_next(sp, ob, e, k + 1))
 			if (combo(sp, ob, e, k, &o) && valid(sp, st, w, &o) &&
 			    !n++)
 				*first = o;
@@ -2945,7 +3099,8 @@ int pt_space_children(const struct pt_space *sp,
 		struct opt *e = &ob->v[i], o;
 		int k;
 
-		for (k = 0; k < combos(ob, e); k++) {
+		for (k = combo_next(sp, ob, e, 0); k < combos(ob, e);
+		     k = combo_next(sp, ob, e, k + 1)) {
 			if (!combo(sp, ob, e, k, &o) || !valid(sp, st, w, &o))
 				continue;
 			n++;
@@ -2978,14 +3133,17 @@ static int pick_in_kind(const struct pt_space *sp,
 		k = below(rng, total);
 		for (i = a; k >= combos(ob, &ob->v[i]); i++)
 			k -= combos(ob, &ob->v[i]);
-		if (combo(sp, ob, &ob->v[i], k, out) &&
+		if (combo_ok(sp, ob, &ob->v[i], k) &&
+		    combo(sp, ob, &ob->v[i], k, out) &&
 		    valid(sp, st, w, out))
 			return 0;
 	}
 	/* The valid ones, kept in w->tmp. */
 	w->tmp.n = 0;
 	for (i = a; i < b; i++)
-		for (k = 0; k < combos(ob, &ob->v[i]); k++) {
+		for (k = combo_next(sp, ob, &ob->v[i], 0);
+		     k < combos(ob, &ob->v[i]);
+		     k = combo_next(sp, ob, &ob->v[i], k + 1)) {
 			struct opt o, *v;
 
 			if (!combo(sp, ob, &ob->v[i], k, &o) ||
@@ -3275,14 +3433,37 @@ int pt_space_guided_complete(const struct pt_space *sp,
 
 /* --- the schedule --------------------------------------------------------- */
 
+/* Where a schedule is built: a new one that owns its memory
+ * (pt_space_sched), or w's scratch schedule (pt_space_sched_scratch),
+ * whose arrays w keeps from one schedule to the next and whose names are
+ * borrowed from the space. */
+struct sbuild {
+	struct pt_space_work *w;  /* NULL: a new schedule */
+	int s;                    /* the stage being built */
+};
+
+/* A name for the schedule: a copy, or the space's own string. */
+static char *bname(const struct sbuild *sb, const char *name)
+{
+	return sb->w ? (char *)(uintptr_t)name : pt_model_strdup(name);
+}
+
 /* A new zeroed directive at the end of out->dirs, which holds room for
  * `room` (the stage's count, at most: one block instead of a realloc per
- * directive). */
-static struct pt_directive *dir_new(struct pt_sched_stage *out, int room)
+ * directive; in the scratch schedule, the block w keeps for the stage,
+ * grown when short). */
+static struct pt_directive *dir_new(const struct sbuild *sb,
+				    struct pt_sched_stage *out, int room)
 {
 	struct pt_directive *d;
 
-	if (!out->dirs) {
+	if (sb->w && sb->w->dcap[sb->s] < room) {
+		d = realloc(out->dirs, (size_t)room * sizeof(*d));
+		if (!d)
+			return NULL;
+		out->dirs = d;
+		sb->w->dcap[sb->s] = room;
+	} else if (!out->dirs) {
 		out->dirs = calloc((size_t)room, sizeof(*out->dirs));
 		if (!out->dirs)
 			return NULL;
@@ -3295,10 +3476,47 @@ static struct pt_directive *dir_new(struct pt_sched_stage *out, int room)
 	return d;
 }
 
-static int dir_name(struct pt_directive *d, const char *dim)
+static int dir_name(const struct sbuild *sb, struct pt_directive *d,
+		    const char *dim)
 {
-	d->dim = pt_model_strdup(dim);
+	d->dim = bname(sb, dim);
 	return d->dim ? 0 : PT_ENOMEM;
+}
+
+/* A reorder's loops, innermost first, into d->order: pushed copies, or in
+ * the scratch schedule w's array of the space's names for the stage
+ * (d->order then owns nothing: its alloc stays 0). */
+static int dir_order(const struct pt_space *sp, const struct sbuild *sb,
+		     struct pt_directive *d, const struct sp_loop *loops,
+		     int n)
+{
+	struct pt_space_work *w = sb->w;
+	int i;
+
+	if (!w) {
+		for (i = n - 1; i >= 0; i--)
+			if (pt_strvec_push(&d->order,
+					   loop_name(sp, sb->s, &loops[i])))
+				return PT_ENOMEM;
+		return 0;
+	}
+	if (w->ocap[sb->s] < n + 1) {
+		char **v = realloc(w->ordv[sb->s], (size_t)(n + 1) *
+				   sizeof(*v));
+
+		if (!v)
+			return PT_ENOMEM;
+		w->ordv[sb->s] = v;
+		w->ocap[sb->s] = n + 1;
+	}
+	for (i = n - 1; i >= 0; i--)
+		w->ordv[sb->s][n - 1 - i] = bname(sb,
+						  loop_name(sp, sb->s,
+							    &loops[i]));
+	w->ordv[sb->s][n] = NULL;
+	d->order.v = w->ordv[sb->s];
+	d->order.nr = (size_t)n;
+	return 0;
 }
 
 /* Is a Func computed at (or sliding in) level lev of j's nest? */
@@ -3376,8 +3594,8 @@ static int unroll_level(const struct pt_space *sp,
 }
 
 static int stage_dirs(const struct pt_space *sp,
-		      const struct pt_space_state *st, int s,
-		      struct sp_loop *loops, struct pt_sched_stage *out)
+		      const struct pt_space_state *st, struct sbuild *sb,
+		      int s, struct sp_loop *loops, struct pt_sched_stage *out)
 {
 	const struct sp_stage *sg = &sp->sg[s];
 	const struct pt_stage *ms = sg->ms;
@@ -3385,10 +3603,10 @@ static int stage_dirs(const struct pt_space *sp,
 	int np = sg->npure, p, k, i, d, same;
 	struct pt_directive *dr;
 	struct ninfo ni;
-	char buf[NAMELEN];
 	const char *have[64 + MAXARGS * MAXSPLIT];
 	int nhave = 0, room;
 
+	sb->s = s;
 	build_nest(sp, st, s, b, loops, &ni);
 	room = 1 + ni.n;
 	for (p = 0; p < np; p++)
@@ -3399,14 +3617,14 @@ static int stage_dirs(const struct pt_space *sp,
 		for (k = 1; k <= ni.nsplit[p]; k++) {
 			int64_t fa = ni.pfac[p][k - 1];
 
-			if (!(dr = dir_new(out, room)))
+			if (!(dr = dir_new(sb, out, room)))
 				return PT_ENOMEM;
 			dr->kind = PT_DIR_SPLIT;
 			dr->factor = fa;
 			dr->tail = split_tail(sp, st, s, p, k, fa, e);
-			dr->outer = pt_model_strdup(sg->name[p][k][0]);
-			dr->inner = pt_model_strdup(sg->name[p][k][1]);
-			if (dir_name(dr, sg->name[p][k - 1][0]) ||
+			dr->outer = bname(sb, sg->name[p][k][0]);
+			dr->inner = bname(sb, sg->name[p][k][1]);
+			if (dir_name(sb, dr, sg->name[p][k - 1][0]) ||
 			    !dr->outer || !dr->inner)
 				return PT_ENOMEM;
 			e = div_up(e, fa);
@@ -3429,27 +3647,25 @@ static int stage_dirs(const struct pt_space *sp,
 		const struct sp_loop *l = &loops[ni.n - 1 - i];
 
 		if (l->p < 0 ? have[i] != NULL :
-		    !have[i] || strcmp(have[i], loop_name(sp, s, l, buf)))
+		    !have[i] || strcmp(have[i], loop_name(sp, s, l)))
 			same = 0;
 	}
 	if (!same && ni.n >= 2) {
-		if (!(dr = dir_new(out, room)))
+		if (!(dr = dir_new(sb, out, room)))
 			return PT_ENOMEM;
 		dr->kind = PT_DIR_REORDER;
-		for (i = ni.n - 1; i >= 0; i--)
-			if (pt_strvec_push(&dr->order,
-					   loop_name(sp, s, &loops[i], buf)))
-				return PT_ENOMEM;
+		if (dir_order(sp, sb, dr, loops, ni.n))
+			return PT_ENOMEM;
 	}
 	for (i = 0; i < ni.n; i++) {
 		const struct sp_loop *l = &loops[i];
 
 		if (!l->vec && !l->par)
 			continue;
-		if (!(dr = dir_new(out, room)))
+		if (!(dr = dir_new(sb, out, room)))
 			return PT_ENOMEM;
 		dr->kind = l->vec ? PT_DIR_VECTORIZE : PT_DIR_PARALLEL;
-		if (dir_name(dr, loop_name(sp, s, l, buf)))
+		if (dir_name(sb, dr, loop_name(sp, s, l)))
 			return PT_ENOMEM;
 	}
 	if (unroll_level(sp, st, s, loops, &ni)) {
@@ -3458,42 +3674,36 @@ static int stage_dirs(const struct pt_space *sp,
 		for (i = ni.lfirst[x]; i <= ni.lend[x]; i++) {
 			if (loops[i].extent < 2)
 				continue;
-			if (!(dr = dir_new(out, room)))
+			if (!(dr = dir_new(sb, out, room)))
 				return PT_ENOMEM;
 			dr->kind = PT_DIR_UNROLL;
-			if (dir_name(dr, loop_name(sp, s, &loops[i], buf)))
+			if (dir_name(sb, dr, loop_name(sp, s, &loops[i])))
 				return PT_ENOMEM;
 		}
 	}
 	return 0;
 }
 
-static int set_site(struct pt_site *site, int j, const char *loop)
+static int set_site(const struct sbuild *sb, struct pt_site *site, int j,
+		    const char *loop)
 {
 	site->func = j;
-	site->loop = pt_model_strdup(loop);
+	site->loop = bname(sb, loop);
 	return site->loop ? 0 : PT_ENOMEM;
 }
 
-int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
-		   struct pt_sched **out)
+/* State st's compute sites and directives into s (shaped for the model,
+ * every Func compute root without directives), in sb's way. */
+static int build_sched(const struct pt_space *sp,
+		       const struct pt_space_state *st, struct sbuild *sb,
+		       struct pt_sched *s, struct sp_loop *loops)
 {
-	const struct pt_model *m = sp->m;
-	struct pt_sched *s;
-	struct sp_loop *loops;
-	int f, i, ret = PT_ENOMEM;
-	size_t nl = (size_t)sp->maxdims + MAXARGS * MAXSPLIT + 2;
+	int f, i, ret;
 
-	*out = NULL;
-	s = pt_sched_new_for(m);
-	loops = calloc(nl, sizeof(*loops));
-	if (!s || !loops || pt_strvec_push(&s->meta, "tuner=space"))
-		goto fail;
 	for (f = 0; f < sp->nfuncs; f++) {
 		struct st_func *fb = fblk(sp, st, f);
 		struct pt_sched_func *sf = &s->funcs[f];
 		struct ninfo ni;
-		char buf[NAMELEN];
 		int sj, q;
 
 		if (fb->gran == G_INLINE) {
@@ -3505,16 +3715,15 @@ int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
 			build_nest(sp, st, sj, sblk(sp, st, sj), loops, &ni);
 			q = site_pos(sp, st, f, &ni);
 			sf->compute = PT_COMPUTE_AT;
-			if (set_site(&sf->compute_at, fb->site,
-				     loop_name(sp, sj, &loops[q], buf)))
-				goto fail;
+			if (set_site(sb, &sf->compute_at, fb->site,
+				     loop_name(sp, sj, &loops[q])))
+				return PT_ENOMEM;
 			if (fb->gran == G_AT || q > 0) {
 				if (fb->gran == G_SLIDE)
 					q--;
-				if (set_site(&sf->store_at, fb->site,
-					     loop_name(sp, sj, &loops[q],
-						       buf)))
-					goto fail;
+				if (set_site(sb, &sf->store_at, fb->site,
+					     loop_name(sp, sj, &loops[q])))
+					return PT_ENOMEM;
 			} else {
 				sf->store_root = 1;
 			}
@@ -3525,17 +3734,109 @@ int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
 			if (!sp->sg[sidx].tiled ||
 			    !(sblk(sp, st, sidx)->done & 1))
 				continue;
-			if ((ret = stage_dirs(sp, st, sidx, loops,
+			if ((ret = stage_dirs(sp, st, sb, sidx, loops,
 					      &sf->stages[i])))
-				goto fail;
-			ret = PT_ENOMEM;
+				return ret;
 		}
 	}
+	return 0;
+}
+
+int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
+		   struct pt_sched **out)
+{
+	struct sbuild sb = { NULL, 0 };
+	struct pt_sched *s;
+	struct sp_loop *loops;
+	int ret = PT_ENOMEM;
+	size_t nl = (size_t)sp->maxdims + MAXARGS * MAXSPLIT + 2;
+
+	*out = NULL;
+	s = pt_sched_new_for(sp->m);
+	loops = calloc(nl, sizeof(*loops));
+	if (s && loops && !pt_strvec_push(&s->meta, "tuner=space"))
+		ret = build_sched(sp, st, &sb, s, loops);
 	free(loops);
+	if (ret) {
+		pt_sched_free(s);
+		return ret;
+	}
 	*out = s;
 	return 0;
-fail:
-	free(loops);
+}
+
+/* The scratch schedule and its per-stage arrays, made on the first
+ * pt_space_sched_scratch() with w. */
+static int scratch_new(const struct pt_space *sp, struct pt_space_work *w)
+{
+	size_t ns = (size_t)sp->nstages + 1;
+
+	w->sched = pt_sched_new_for(sp->m);
+	w->dcap = calloc(ns, sizeof(*w->dcap));
+	w->ordv = calloc(ns, sizeof(*w->ordv));
+	w->nord = w->ordv ? (int)ns : 0;
+	w->ocap = calloc(ns, sizeof(*w->ocap));
+	if (!w->sched || !w->dcap || !w->ordv || !w->ocap ||
+	    pt_strvec_push(&w->sched->meta, "tuner=space")) {
+		scratch_free(w);
+		return PT_ENOMEM;
+	}
+	return 0;
+}
+
+/* Free what scratch_new() made: the directive arrays and reorder names
+ * are w's (their strings the space's), the rest pt_sched_free()'s. */
+static void scratch_free(struct pt_space_work *w)
+{
+	struct pt_sched *s = w->sched;
+	int f, i;
+
+	for (f = 0; s && f < s->nfuncs; f++) {
+		struct pt_sched_func *sf = &s->funcs[f];
+
+		sf->compute_at.loop = sf->store_at.loop = NULL;
+		for (i = 0; sf->stages && i < sf->nstages; i++) {
+			free(sf->stages[i].dirs);
+			sf->stages[i].dirs = NULL;
+			sf->stages[i].ndirs = 0;
+		}
+	}
 	pt_sched_free(s);
-	return ret;
+	for (i = 0; w->ordv && i < w->nord; i++)
+		free(w->ordv[i]);
+	free(w->ordv);
+	free(w->dcap);
+	free(w->ocap);
+	w->sched = NULL;
+	w->ordv = NULL;
+	w->dcap = w->ocap = NULL;
+}
+
+int pt_space_sched_scratch(const struct pt_space *sp,
+			   const struct pt_space_state *st,
+			   struct pt_space_work *w, const struct pt_sched **out)
+{
+	struct sbuild sb = { w, 0 };
+	struct pt_sched *s;
+	int f, i, ret;
+
+	*out = NULL;
+	if (!w->sched && (ret = scratch_new(sp, w)))
+		return ret;
+	s = w->sched;
+	memcpy(s->key, sp->m->key, sizeof(s->key));
+	for (f = 0; f < s->nfuncs; f++) {
+		struct pt_sched_func *sf = &s->funcs[f];
+
+		sf->compute = PT_COMPUTE_ROOT;
+		sf->compute_at.func = sf->store_at.func = 0;
+		sf->compute_at.loop = sf->store_at.loop = NULL;
+		sf->store_root = 0;
+		for (i = 0; i < sf->nstages; i++)
+			sf->stages[i].ndirs = 0;
+	}
+	if ((ret = build_sched(sp, st, &sb, s, w->loops[1])))
+		return ret;
+	*out = s;
+	return 0;
 }

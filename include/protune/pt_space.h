@@ -40,7 +40,8 @@
  * compare two with memcmp() (every byte is defined), keep as many as
  * needed. The space (the model's analysis, built once) is immutable after
  * pt_space_new() and may be shared by any number of threads; each thread
- * passes its own struct pt_space_work (scratch memory).
+ * passes its own struct pt_space_work (scratch memory, also holding the
+ * schedule pt_space_sched_scratch() builds).
  *
  * Randomness comes from the caller: a uint64_t splitmix64 state, advanced
  * by the calls that draw. The same space, state and generator state always
@@ -186,6 +187,18 @@ int pt_space_random_complete(const struct pt_space *sp,
  * are at root without directives, which is legal too. */
 int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
 		   struct pt_sched **out);
+
+/* The same schedule as pt_space_sched() gives, built into memory that w
+ * owns and reuses, so that after the first few calls nothing is
+ * allocated: *out is w's, borrowed until the next call with w or until w
+ * is freed (pt_space_work_free() frees it). Its names are the space's
+ * own strings and its arrays w's: read it, print it, featurize it, but
+ * neither change nor pt_sched_free() it; pt_sched_copy() it to keep it.
+ * The space must outlive w's use of it. */
+int pt_space_sched_scratch(const struct pt_space *sp,
+			   const struct pt_space_state *st,
+			   struct pt_space_work *w,
+			   const struct pt_sched **out);
 
 /* Guides (warm starts, doc/tuning.md): a preferred option for some
  * decisions, identified by the Func, stage and kind of the decision. The

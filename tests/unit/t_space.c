@@ -284,7 +284,29 @@ static void teardown(struct fix *x)
 	pt_model_free(x->m);
 }
 
-/* The schedule of a state, checked; NULL (and a failure) when refused. */
+/* Does w's scratch schedule of st (and a copy of it) print as s does? */
+static int same_as_scratch(struct fix *x, const struct pt_space_state *st,
+			   const struct pt_sched *s)
+{
+	struct pt_strbuf a = PT_STRBUF_INIT, b = PT_STRBUF_INIT;
+	struct pt_strbuf c = PT_STRBUF_INIT;
+	const struct pt_sched *t = NULL;
+	struct pt_sched *copy = NULL;
+	int same = 0;
+
+	if (!pt_space_sched_scratch(x->sp, st, x->w, &t) &&
+	    (copy = pt_sched_copy(t)) && !pt_sched_print(s, &a) &&
+	    !pt_sched_print(t, &b) && !pt_sched_print(copy, &c))
+		same = !strcmp(a.buf, b.buf) && !strcmp(a.buf, c.buf);
+	pt_sched_free(copy);
+	pt_strbuf_release(&a);
+	pt_strbuf_release(&b);
+	pt_strbuf_release(&c);
+	return same;
+}
+
+/* The schedule of a state, checked (and the scratch schedule the same);
+ * NULL (and a failure) when refused. */
 static struct pt_sched *checked(struct fix *x, const struct pt_space_state *st)
 {
 	struct pt_error err = PT_ERROR_INIT;
@@ -292,6 +314,7 @@ static struct pt_sched *checked(struct fix *x, const struct pt_space_state *st)
 
 	if (!PT_CHECK(pt_space_sched(x->sp, st, &s) == 0))
 		return NULL;
+	PT_CHECK(same_as_scratch(x, st, s));
 	if (!PT_CHECK(pt_sched_check(x->m, s, &err) == 0)) {
 		struct pt_strbuf sb = PT_STRBUF_INIT;
 
