@@ -62,6 +62,7 @@ void pt_search_opts_init(struct pt_search_opts *o)
 struct eval_thread {
 	struct pt_features *fx;
 	double *rows;
+	struct pt_space_work *w;  /* holds the schedule priced last */
 };
 
 struct eval_model {
@@ -79,17 +80,17 @@ static int eval_model_cost(void *ctx, int thread,
 	struct eval_thread *et = &ev->t[thread];
 	const struct pt_model *m = ev->m;
 	double terms[PT_TERM_COUNT];
-	struct pt_sched *s = NULL;
+	const struct pt_sched *s = NULL;
 	int next = -1, i, ret;
 
 	*cost = PT_SEARCH_INVALID;
-	ret = pt_space_sched(ev->sp, st, &s);
+	/* Built into the thread's work area: nothing allocated per state. */
+	ret = pt_space_sched_scratch(ev->sp, st, et->w, &s);
 	if (ret == PT_ENOMEM)
 		return ret;
 	if (ret)
 		return 0;
 	ret = pt_features_compute(et->fx, s, et->rows, NULL);
-	pt_sched_free(s);
 	if (ret == PT_ENOMEM)
 		return ret;
 	if (ret)
@@ -119,6 +120,7 @@ void pt_search_eval_model_free(struct pt_search_eval *e)
 	for (i = 0; i < ev->threads; i++) {
 		pt_features_free(ev->t[i].fx);
 		free(ev->t[i].rows);
+		pt_space_work_free(ev->t[i].w);
 	}
 	free(ev->t);
 	free(ev);
@@ -153,7 +155,8 @@ int pt_search_eval_model(const struct pt_model *m, const struct pt_space *sp,
 		}
 		ev->t[i].rows = malloc((size_t)(m->nstages ? m->nstages : 1) *
 				       PT_FEAT_COUNT * sizeof(double));
-		if (!ev->t[i].rows) {
+		ev->t[i].w = pt_space_work_new(sp);
+		if (!ev->t[i].rows || !ev->t[i].w) {
 			pt_search_eval_model_free(out);
 			return pt_error_set(err, PT_ENOMEM, "out of memory");
 		}
