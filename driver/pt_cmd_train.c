@@ -407,9 +407,11 @@ static int is_example(const struct group *g)
 }
 
 /* Leave-one-example-out: for each example, fit without it and rank its
- * samples; one TSV row each into `out` and a summary on stdout. */
+ * samples; one TSV row each into `out` and a summary on stdout. With
+ * `given` (--score), no fitting: every example is ranked by that model,
+ * whose training data is unknown here (held_out "no"). */
 static int evaluate(const struct data *d, const char *exclude, int trees,
-		    FILE *out)
+		    const struct pt_cost *given, FILE *out)
 {
 	char *ex = malloc((size_t)d->ng);
 	double *pred = malloc(d->n * sizeof(*pred));
@@ -422,8 +424,9 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 		ret = pt_cli_fail("out of memory");
 		goto out;
 	}
-	fprintf(out, "example\tspearman\ttop1_regret\tschedules\theld_out\t"
-		"spearman_linear\ttop1_regret_linear\ttrain_samples\n");
+	if (out)
+		fprintf(out, "example\tspearman\ttop1_regret\tschedules\theld_out\t"
+			"spearman_linear\ttop1_regret_linear\ttrain_samples\n");
 	for (gi = 0; gi < d->ng; gi++) {
 		struct pt_cost *c = NULL, *cl = NULL;
 		size_t i, n = 0, train = 0;
@@ -433,8 +436,8 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 		if (!is_example(&d->g[gi]) || d->g[gi].n < 2)
 			continue;
 		for (k = 0; k < d->ng; k++)
-			ex[k] = exclude[k] || k == gi;
-		if (fit(d, ex, trees, &c) || fit(d, ex, 0, &cl)) {
+			ex[k] = given || exclude[k] || k == gi;
+		if (!given && (fit(d, ex, trees, &c) || fit(d, ex, 0, &cl))) {
 			pt_cost_free(c);
 			goto out;
 		}
@@ -443,8 +446,10 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 				train += !ex[d->s[i].group];
 				continue;
 			}
-			pred[n] = pt_cost_predict(c, d->s[i].terms);
-			predl[n] = pt_cost_predict(cl, d->s[i].terms);
+			pred[n] = pt_cost_predict(given ? given : c,
+						  d->s[i].terms);
+			predl[n] = given ? pt_cost_linear(given, d->s[i].terms) :
+				pt_cost_predict(cl, d->s[i].terms);
 			meas[n++] = d->s[i].ms;
 		}
 		pt_cost_free(c);
@@ -453,16 +458,18 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 		r = pt_cost_top1_regret(pred, meas, n);
 		sl = pt_cost_spearman(predl, meas, n);
 		rl = pt_cost_top1_regret(predl, meas, n);
-		fprintf(out, "%s\t%.3f\t%.3f\t%zu\tyes\t%.3f\t%.3f\t%zu\n",
-			d->g[gi].name, s, r, n, sl, rl, train);
+		if (out)
+			fprintf(out, "%s\t%.3f\t%.3f\t%zu\t%s\t%.3f\t%.3f\t%zu\n",
+				d->g[gi].name, s, r, n, given ? "no" : "yes",
+				sl, rl, train);
 		printf("  %-18s %4zu schedules  spearman %6.3f (linear %6.3f)  top-1 regret %5.2fx (linear %5.2fx)\n",
 		       d->g[gi].name, n, s, sl, r, rl);
 		sp[ne++] = s;
 	}
 	if (ne) {
 		qsort(sp, (size_t)ne, sizeof(*sp), cmp_double);
-		printf("held-out examples: %d; spearman median %.3f, min %.3f\n",
-		       ne, ne % 2 ? sp[ne / 2] :
+		printf("%s examples: %d; spearman median %.3f, min %.3f\n",
+		       given ? "scored" : "held-out", ne, ne % 2 ? sp[ne / 2] :
 		       0.5 * (sp[ne / 2 - 1] + sp[ne / 2]), sp[0]);
 	}
 	ret = 0;
@@ -498,14 +505,15 @@ static const char train_usage_text[] =
 	"usage: protune train --data DIR... [--hold-out NAME]... [--trees N]\n"
 	"       [--ridge X] [--loss log|linear] [--weight-power P]\n"
 	"       [--drop TERM]... [--eval TSV] [--out FILE] [--dump TSV]\n"
-	"       [--no-verify]\n";
+	"       [--score COST-FILE] [--no-verify]\n";
 
 /* The options that take a value (all but --no-verify and --help). */
 static int takes_value(const char *o)
 {
 	static const char *const names[] = {
 		"--data", "--hold-out", "--trees", "--ridge", "--loss",
-		"--weight-power", "--drop", "--eval", "--out", "--dump"
+		"--weight-power", "--drop", "--eval", "--out", "--dump",
+		"--score"
 	};
 	size_t k;
 
@@ -525,6 +533,19 @@ static int train_usage(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* The cost model in `path` (--score), or a message. */
+static int load_cost(const char *path, struct pt_cost **out)
+{
+	struct pt_strbuf text = PT_STRBUF_INIT;
+	struct pt_error err = PT_ERROR_INIT;
+	int ret = pt_cli_read(path, &text);
+
+	if (!ret && pt_cost_parse(text.buf, text.len, path, out, &err))
+		ret = pt_cli_fail("%s", err.msg);
+	pt_strbuf_release(&text);
+	return ret;
+}
+
 static int cmd_train(int argc, char **argv)
 {
 	struct data d = { 0 };
@@ -532,10 +553,10 @@ static int cmd_train(int argc, char **argv)
 	char drop[PT_TERM_COUNT] = { 0 };
 	size_t si;
 	const char *dirs[64], *holds[256], *eval = NULL, *outp = NULL;
-	const char *dump = NULL;
+	const char *dump = NULL, *score = NULL;
 	int ndirs = 0, nholds = 0, trees = -1, verify = 1, i, ret = 1;
 	char *exclude = NULL;
-	struct pt_cost *c = NULL;
+	struct pt_cost *c = NULL, *given = NULL;
 
 	d.fit = defaults;
 	for (i = 1; i < argc; i++) {
@@ -570,6 +591,8 @@ static int cmd_train(int argc, char **argv)
 			outp = v;
 		} else if (!strcmp(o, "--dump")) {
 			dump = v;
+		} else if (!strcmp(o, "--score")) {
+			score = v;
 		} else if (!strcmp(o, "--loss")) {
 			if (!strcmp(v, "log"))
 				d.fit.loss = PT_COST_LOSS_LOG;
@@ -644,15 +667,17 @@ static int cmd_train(int argc, char **argv)
 	printf(")\n");
 	if (dump && dump_terms(&d, dump))
 		goto out;
-	if (eval) {
-		FILE *f = fopen(eval, "w");
+	if (score && load_cost(score, &given))
+		goto out;
+	if (eval || given) {
+		FILE *f = eval ? fopen(eval, "w") : NULL;
 
-		if (!f) {
+		if (eval && !f) {
 			ret = pt_cli_fail("cannot write %s: %s", eval, strerror(errno));
 			goto out;
 		}
-		ret = evaluate(&d, exclude, trees, f);
-		if (fclose(f) && !ret)
+		ret = evaluate(&d, exclude, trees, given, f);
+		if (f && fclose(f) && !ret)
 			ret = pt_cli_fail("cannot write %s: %s", eval, strerror(errno));
 		if (ret)
 			goto out;
@@ -685,6 +710,7 @@ static int cmd_train(int argc, char **argv)
 	ret = 0;
 out:
 	pt_cost_free(c);
+	pt_cost_free(given);
 	free(exclude);
 	data_release(&d);
 	git_libgit2_shutdown();

@@ -82,6 +82,20 @@ test_expect_success 'eval: one row per held-out example' '
 	test_grep "held-out examples: 3; spearman median" out
 '
 
+test_expect_success 'score: a given model ranks every example, nothing fitted' '
+	protune train --data d --score lin.cost --eval s1.tsv >out &&
+	test_line_count = 4 s1.tsv &&
+	grep "^blur	" s1.tsv | cut -f4,5,8 >row &&
+	printf "30\tno\t0\n" >want &&
+	test_cmp want row &&
+	test_grep "scored examples: 3; spearman median" out &&
+	protune train --data d --score m.cost --eval s2.tsv >/dev/null &&
+	! cmp s1.tsv s2.tsv &&
+	echo "protune-cost 99" >bad.cost &&
+	test_expect_code 1 protune train --data d --score bad.cost 2>err &&
+	test_grep "bad.cost" err
+'
+
 test_expect_success 'ratio columns: runtimes from the reference' '
 	mkdir -p r/models && cp d/models/* r/models/ &&
 	awk -F"\t" -v OFS="\t" "{ print \$0, \$4 / 50, 50 + NR % 3 }" \
