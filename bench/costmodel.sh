@@ -10,6 +10,10 @@
 #    schedule ranked best over the fastest measured) go to
 #    bench/out/costmodel.tsv, one row per example. The linear layer alone,
 #    as `make train` fits the shipped model (COSTMODEL_TREES=N for trees).
+#    The same for the samples measured on a second machine (tuner/train-amd:
+#    an AMD EPYC, Zen 5) into bench/out/costmodel-amd.tsv, and how the
+#    shipped model, fitted on the first machine's, ranks them
+#    (costmodel-amd-shipped.tsv, `protune train --score`).
 # 2. Speed: random complete schedules drawn from the space, turned into
 #    schedules, featurized and costed, per second on one thread, for the
 #    stencil chain and local Laplacian: bench/out/costmodel-speed.tsv.
@@ -26,6 +30,15 @@ n=${COSTMODEL_BENCH_STATES:-2000}
 echo "protune cost model: $(wc -l <"$data/samples.tsv") samples in $data"
 protune train --data "$data" --trees "${COSTMODEL_TREES:-0}" \
 	--eval "$out/costmodel.tsv"
+
+amd=$PT_SRCDIR/tuner/train-amd
+if [ -z "${1:-}" ] && [ -s "$amd/samples.tsv" ]; then
+	echo "protune cost model, second machine: $(wc -l <"$amd/samples.tsv") samples in $amd"
+	protune train --data "$amd" --trees "${COSTMODEL_TREES:-0}" \
+		--eval "$out/costmodel-amd.tsv"
+	protune train --data "$amd" --score "$PT_SRCDIR/tuner/default.cost" \
+		--eval "$out/costmodel-amd-shipped.tsv"
+fi
 
 printf 'example\tstates\tus_draw\tus_draw_sched\tus_draw_sched_cost\tschedules_per_s\n' \
 	>"$out/costmodel-speed.tsv"
