@@ -722,10 +722,10 @@ static int cmd_host_target(const struct args *a)
 	int ret;
 
 	pt_cpuid_read(&c);
-	if (!a->explicit && !pt_host_target_broken(&c))
-		ret = pt_strbuf_addstr(&t, "host");
-	else
-		ret = pt_host_target_explicit(&c, &t);
+	ret = a->explicit ? pt_host_target_explicit(&c, &t) :
+		pt_host_target_here(&t);
+	if (ret > 0)
+		ret = 0;
 	if (ret == PT_EINVAL)
 		ret = pt_cli_fail("host-target: not an x86-64 processor");
 	else if (ret)

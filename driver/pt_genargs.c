@@ -334,18 +334,11 @@ int pt_genargs_set_host(struct pt_strvec *argv, const char *host)
 
 int pt_genargs_fix_host(struct pt_strvec *argv)
 {
-	struct pt_cpuid c;
 	struct pt_strbuf host = PT_STRBUF_INIT;
-	int n;
+	int n = pt_host_target_here(&host);
 
-	pt_cpuid_read(&c);
-	if (!pt_host_target_broken(&c))
-		return 0;
-	if (pt_host_target_explicit(&c, &host)) {
-		pt_strbuf_release(&host);
-		return PT_ENOMEM;
-	}
-	n = pt_genargs_set_host(argv, host.buf);
+	if (n > 0)
+		n = pt_genargs_set_host(argv, host.buf);
 	pt_strbuf_release(&host);
 	return n;
 }

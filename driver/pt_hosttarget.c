@@ -115,6 +115,16 @@ int pt_host_target_explicit(const struct pt_cpuid *c, struct pt_strbuf *out)
 	return 0;
 }
 
+int pt_host_target_here(struct pt_strbuf *out)
+{
+	struct pt_cpuid c;
+
+	pt_cpuid_read(&c);
+	if (!pt_host_target_broken(&c))
+		return pt_strbuf_addstr(out, "host") ? PT_ENOMEM : 0;
+	return pt_host_target_explicit(&c, out) ? PT_ENOMEM : 1;
+}
+
 int pt_target_rewrite_host(const char *value, const char *host,
 			   struct pt_strbuf *out)
 {

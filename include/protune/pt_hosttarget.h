@@ -46,6 +46,12 @@ int pt_host_target_broken(const struct pt_cpuid *c);
  * x86-64 (nothing appended), PT_ENOMEM. */
 int pt_host_target_explicit(const struct pt_cpuid *c, struct pt_strbuf *out);
 
+/* What "host" must become on this processor, appended to out: the
+ * explicit target when Halide 14 misdetects it (returns 1), else "host"
+ * itself (returns 0). PT_ENOMEM. The one place that decides it, for
+ * protune-cc, `protune explain` and `protune host-target`. */
+int pt_host_target_here(struct pt_strbuf *out);
+
 /* Rewrite the value of a generator's target= parameter: in each of its
  * comma-separated targets that is "host" or starts with "host-", "host"
  * becomes `host` (the rest, extra features such as "-debug", is kept).
