@@ -51,8 +51,10 @@ static void free_stage(struct pt_stage *s)
 	for (i = 0; i < s->naccesses; i++) {
 		struct pt_access *a = &s->accesses[i];
 
-		for (j = 0; a->coords && j < a->ncoords; j++)
+		for (j = 0; a->coords && j < a->ncoords; j++) {
 			free(a->coords[j].coef);
+			free(a->coords[j].varies);
+		}
 		free(a->coords);
 	}
 	free(s->accesses);
@@ -254,6 +256,15 @@ static int coord_follows_region(const struct pt_stage *st,
 		if (!st->dims[d].is_rvar && c->coef[d].num != 0)
 			return 1;
 	return 0;
+}
+
+int pt_coord_moves(const struct pt_coord *c, int d)
+{
+	if (c->affine)
+		return c->coef && c->coef[d].num != 0;
+	if (!c->partial || !c->coef || !c->varies)
+		return 1;
+	return c->coef[d].num != 0 || c->varies[d];
 }
 
 void pt_model_exact_funcs(const struct pt_model *m, unsigned char *exact)
@@ -518,8 +529,8 @@ static int print_coord(const struct pt_stage *s, const struct pt_coord *c,
 
 	if (!ret && !c->affine)
 		ret = pt_strbuf_addstr(out, " any");
-	if (!ret && c->affine) {
-		if (s->ndims > 0 && !c->coef)
+	if (!ret && (c->affine || c->partial)) {
+		if (s->ndims > 0 && (!c->coef || (c->partial && !c->varies)))
 			return PT_EINVAL;
 		for (d = 0; !ret && d < s->ndims; d++) {
 			if (c->coef[d].num == 0)
@@ -538,6 +549,17 @@ static int print_coord(const struct pt_stage *s, const struct pt_coord *c,
 		*p++ = ']';
 		if (!ret)
 			ret = pt_strbuf_add(out, buf, (size_t)(p - buf));
+	}
+	if (!ret && !c->affine && c->partial) {
+		ret = pt_strbuf_addstr(out, " varies");
+		for (d = 0; !ret && d < s->ndims; d++) {
+			if (!c->varies[d])
+				continue;
+			p = buf;
+			*p++ = ' ';
+			p = put_dim(p, &s->dims[d]);
+			ret = pt_strbuf_add(out, buf, (size_t)(p - buf));
+		}
 	}
 	if (!ret && (c->has_clamp_min || c->has_clamp_max)) {
 		p = put_str(buf, " clamp [");
@@ -787,8 +809,10 @@ static void free_access(struct pt_access *a)
 {
 	int j;
 
-	for (j = 0; a->coords && j < a->ncoords; j++)
+	for (j = 0; a->coords && j < a->ncoords; j++) {
 		free(a->coords[j].coef);
+		free(a->coords[j].varies);
+	}
 	free(a->coords);
 }
 
@@ -921,6 +945,7 @@ static int validate_coord(const struct pt_stage *s, const struct pt_coord *c,
 	int d;
 
 	if ((c->affine != 0 && c->affine != 1) ||
+	    (c->partial != 0 && c->partial != 1) ||
 	    (c->has_clamp_min != 0 && c->has_clamp_min != 1) ||
 	    (c->has_clamp_max != 0 && c->has_clamp_max != 1))
 		return invalid(err, "f%d stage %d access %d coord %d: flags "
@@ -929,8 +954,35 @@ static int validate_coord(const struct pt_stage *s, const struct pt_coord *c,
 	    c->clamp_min > c->clamp_max)
 		return invalid(err, "f%d stage %d access %d coord %d: clamp "
 			       "min > max", s->func, s->index, a, k);
-	if (!c->affine)
+	if (c->affine && c->partial)
+		return invalid(err, "f%d stage %d access %d coord %d: affine "
+			       "and partial", s->func, s->index, a, k);
+	if (!c->affine && !c->partial)
 		return 0;
+	if (c->partial) {
+		int n = 0;
+
+		if (s->ndims == 0 || !c->varies)
+			return invalid(err, "f%d stage %d access %d coord %d: "
+				       "partial without varying dims",
+				       s->func, s->index, a, k);
+		for (d = 0; d < s->ndims; d++) {
+			if (c->varies[d] != 0 && c->varies[d] != 1)
+				return invalid(err, "f%d stage %d access %d "
+					       "coord %d: flags must be 0 or "
+					       "1", s->func, s->index, a, k);
+			n += c->varies[d];
+			if (c->varies[d] && c->coef && c->coef[d].num != 0)
+				return invalid(err, "f%d stage %d access %d "
+					       "coord %d: dim %d both affine "
+					       "and varying", s->func,
+					       s->index, a, k, d);
+		}
+		if (n == 0)
+			return invalid(err, "f%d stage %d access %d coord %d: "
+				       "partial without varying dims",
+				       s->func, s->index, a, k);
+	}
 	if (s->ndims > 0 && !c->coef)
 		return invalid(err, "f%d stage %d access %d coord %d: no "
 			       "coefficients", s->func, s->index, a, k);
@@ -1536,12 +1588,97 @@ static int find_dim(const struct pt_stage *s, const char *name, size_t n)
 	return -1;
 }
 
-static int parse_coord(struct mparser *p, struct pt_stage *s,
+/* "R*DIM ... + [R,R]": the terms and offsets of an affine or partial
+ * coordinate. */
+static int parse_terms(struct mparser *p, struct pt_stage *s,
 		       struct pt_coord *c)
 {
 	struct pt_tok tok;
 	int ret, d, last = -1;
 	char buf[48];
+
+	if (s->ndims > 0) {
+		c->coef = calloc((size_t)s->ndims, sizeof(*c->coef));
+		if (!c->coef)
+			return nomem(p);
+		for (d = 0; d < s->ndims; d++)
+			c->coef[d].den = 1;
+	}
+	while (!pt_text_is(&p->t, "+")) {
+		struct pt_rat r;
+		const char *q, *e;
+
+		ret = pt_text_tok(&p->t, &tok, "'any', a term R*DIM or '+'");
+		if (ret)
+			return ret;
+		q = tok.s;
+		e = tok.s + tok.n;
+		if (scan_rat(&q, e, &r) || r.num == 0 || q >= e || *q++ != '*')
+			return pt_text_error(&p->t, "bad term '%s' (expected "
+					     "R*DIM with a nonzero reduced "
+					     "rational R)",
+					     pt_tok_show(&tok, buf));
+		d = find_dim(s, q, (size_t)(e - q));
+		if (d < 0)
+			return pt_text_error(&p->t, "term '%s' names no dim of "
+					     "this stage",
+					     pt_tok_show(&tok, buf));
+		if (d <= last)
+			return pt_text_error(&p->t, "term '%s' out of the "
+					     "stage's dim order or repeated",
+					     pt_tok_show(&tok, buf));
+		c->coef[d] = r;
+		last = d;
+	}
+	p->t.next++;
+	return parse_offsets(p, c);
+}
+
+/* "varies DIM..." after a partial coordinate's offsets. */
+static int parse_varies(struct mparser *p, struct pt_stage *s,
+			struct pt_coord *c)
+{
+	struct pt_tok tok;
+	int ret, d, last = -1;
+	char buf[48];
+
+	ret = pt_text_word(&p->t, "varies");
+	if (ret)
+		return ret;
+	if (s->ndims == 0)
+		return pt_text_error(&p->t, "'varies' in a stage without dims");
+	if (pt_text_left(&p->t) == 0 || pt_text_is(&p->t, "clamp"))
+		return pt_text_error(&p->t, "'varies' without a dim (expected "
+				     "the dims that the offset varies with)");
+	c->varies = calloc((size_t)s->ndims, 1);
+	if (!c->varies)
+		return nomem(p);
+	do {
+		ret = pt_text_tok(&p->t, &tok, "a dim that the offset varies "
+				  "with");
+		if (ret)
+			return ret;
+		d = find_dim(s, tok.s, tok.n);
+		if (d < 0)
+			return pt_text_error(&p->t, "'%s' names no dim of this "
+					     "stage", pt_tok_show(&tok, buf));
+		if (d <= last)
+			return pt_text_error(&p->t, "'%s' out of the stage's "
+					     "dim order or repeated",
+					     pt_tok_show(&tok, buf));
+		if (c->coef[d].num != 0)
+			return pt_text_error(&p->t, "'%s' has a term and varies",
+					     pt_tok_show(&tok, buf));
+		c->varies[d] = 1;
+		last = d;
+	} while (pt_text_left(&p->t) > 0 && !pt_text_is(&p->t, "clamp"));
+	return 0;
+}
+
+static int parse_coord(struct mparser *p, struct pt_stage *s,
+		       struct pt_coord *c)
+{
+	int ret;
 
 	ret = next_line(p, 6, "'coord'");
 	if (!ret)
@@ -1550,47 +1687,18 @@ static int parse_coord(struct mparser *p, struct pt_stage *s,
 		return ret;
 	if (pt_text_is(&p->t, "any")) {
 		p->t.next++;
-	} else {
-		c->affine = 1;
-		if (s->ndims > 0) {
-			c->coef = calloc((size_t)s->ndims, sizeof(*c->coef));
-			if (!c->coef)
-				return nomem(p);
-			for (d = 0; d < s->ndims; d++)
-				c->coef[d].den = 1;
-		}
-		while (!pt_text_is(&p->t, "+")) {
-			struct pt_rat r;
-			const char *q, *e;
-
-			ret = pt_text_tok(&p->t, &tok, "'any', a term R*DIM "
-					  "or '+'");
+		if (pt_text_left(&p->t) > 0 && !pt_text_is(&p->t, "clamp")) {
+			/* partial: "any TERMS + [R,R] varies DIM..." */
+			c->partial = 1;
+			ret = parse_terms(p, s, c);
+			if (!ret)
+				ret = parse_varies(p, s, c);
 			if (ret)
 				return ret;
-			q = tok.s;
-			e = tok.s + tok.n;
-			if (scan_rat(&q, e, &r) || r.num == 0 || q >= e ||
-			    *q++ != '*')
-				return pt_text_error(&p->t, "bad term '%s' "
-						     "(expected R*DIM with a "
-						     "nonzero reduced "
-						     "rational R)",
-						     pt_tok_show(&tok, buf));
-			d = find_dim(s, q, (size_t)(e - q));
-			if (d < 0)
-				return pt_text_error(&p->t, "term '%s' names "
-						     "no dim of this stage",
-						     pt_tok_show(&tok, buf));
-			if (d <= last)
-				return pt_text_error(&p->t, "term '%s' out of "
-						     "the stage's dim order "
-						     "or repeated",
-						     pt_tok_show(&tok, buf));
-			c->coef[d] = r;
-			last = d;
 		}
-		p->t.next++;
-		ret = parse_offsets(p, c);
+	} else {
+		c->affine = 1;
+		ret = parse_terms(p, s, c);
 		if (ret)
 			return ret;
 	}

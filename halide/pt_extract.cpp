@@ -440,6 +440,9 @@ private:
 /* One candidate map for a producer coordinate (a select gives two). */
 struct Alt {
 	bool affine = false;
+	bool partial = false;           /* not affine; coef and offsets known,
+					 * the offset varies with `varies` */
+	std::vector<unsigned char> varies;
 	std::vector<pt_rat> coef;
 	pt_rat off_min{0, 1}, off_max{0, 1};
 	bool has_lo = false, has_hi = false;
@@ -712,6 +715,7 @@ private:
 	std::vector<Alt> analyze_branch(const StageInfo &st, const Expr &e,
 					const Clamp &outer, int depth);
 	bool affine(const StageInfo &st, const Expr &e, Alt *a);
+	bool partial(const StageInfo &st, const Expr &e, Alt *a);
 	bool linear(const StageInfo &st, const Expr &e,
 		    std::vector<int64_t> *coef, int64_t *c);
 	void range(const StageInfo &st, const Expr &e, Alt *a);
@@ -1176,6 +1180,65 @@ bool Extractor::affine(const StageInfo &st, const Expr &e, Alt *a)
 	return true;
 }
 
+/* A coordinate that is not affine but is an affine part plus a bounded
+ * part in other loops, as x + (2 r1 - 1) r0 (model-format.md, partial
+ * coordinates). Each loop the expression uses either steps it by a
+ * constant (e(v + 1) - e(v) simplifies to one: its coefficient) or varies
+ * it; what is left once the affine part is taken away must use only the
+ * varying loops and have constant bounds over the loops' estimates.
+ * Anything else is left non-affine. */
+bool Extractor::partial(const StageInfo &st, const Expr &e, Alt *a)
+{
+	if (e.type() != Int(32))
+		return false;
+	FreeVars fv;
+	e.accept(&fv);
+	size_t n = st.dims.size();
+	std::vector<int64_t> k(n, 0);
+	std::vector<unsigned char> var(n, 0);
+	bool varying = false;
+	Expr lin = make_zero(Int(32));
+	for (const std::string &name : fv.names) {
+		int d = st.dim_of(name);
+		if (d < 0)
+			return false;
+		Expr v = Variable::make(Int(32), name);
+		Expr diff = simplify(substitute(name, v + 1, e) - e);
+		const int64_t *c = as_const_int(diff);
+		if (c) {
+			k[d] = *c;
+			if (*c)
+				lin = lin + make_const(Int(32), *c) * v;
+		} else {
+			var[d] = 1;
+			varying = true;
+		}
+	}
+	if (!varying)
+		return false;
+	Expr rest = simplify(e - lin);
+	FreeVars rv;
+	rest.accept(&rv);
+	for (const std::string &name : rv.names) {
+		int d = st.dim_of(name);
+		if (d < 0 || !var[d])
+			return false;
+	}
+	Interval iv = bounds_of_expr_in_scope(rest, st.scope, fvb_);
+	int64_t lo, hi;
+	if (!iv.has_lower_bound() || !iv.has_upper_bound() ||
+	    !const_value(iv.min, &lo) || !const_value(iv.max, &hi) || lo > hi)
+		return false;
+	a->partial = true;
+	a->coef.clear();
+	for (size_t d = 0; d < n; d++)
+		a->coef.push_back(rat(k[d], 1));
+	a->off_min = rat(lo, 1);
+	a->off_max = rat(hi, 1);
+	a->varies = var;
+	return true;
+}
+
 /* The constant range of a non-affine index, where bounds inference finds
  * one. */
 void Extractor::range(const StageInfo &st, const Expr &e, Alt *a)
@@ -1250,6 +1313,7 @@ std::vector<Alt> Extractor::analyze_branch(const StageInfo &st, const Expr &in,
 	Alt a;
 	if (!affine(st, e, &a)) {
 		a = Alt();
+		partial(st, e, &a);
 		range(st, e, &a);
 	}
 	cl.apply(&a);
@@ -1338,6 +1402,16 @@ void set_coord(pt_coord *c, const Alt &a, size_t ndims)
 		c->coef = xcalloc<pt_rat>(ndims);
 		for (size_t d = 0; d < ndims; d++)
 			c->coef[d] = a.coef[d];
+		c->off_min = a.off_min;
+		c->off_max = a.off_max;
+	} else if (a.partial && ndims > 0) {
+		c->partial = 1;
+		c->coef = xcalloc<pt_rat>(ndims);
+		c->varies = xcalloc<unsigned char>(ndims);
+		for (size_t d = 0; d < ndims; d++) {
+			c->coef[d] = a.coef[d];
+			c->varies[d] = a.varies[d];
+		}
 		c->off_min = a.off_min;
 		c->off_max = a.off_max;
 	} else {

@@ -170,11 +170,13 @@ static void op_counts(const struct pt_model *m, const struct pt_stage *st,
 			    * (Intel: 32, one per 4 KiB page) */
 
 /* How one coordinate of an access moves with the loop dims of the stage
- * being costed: coef[d] per dim of that stage, unless `any` (not affine,
- * or read through something that is not). */
+ * being costed: coef[d] per dim of that stage, plus, not affinely, with
+ * the dims marked in var (a partial coordinate's varying offset), unless
+ * `any` (not affine, or read through something that is not). */
 struct dep {
 	int any;
 	double coef[WALK_MAXDIMS];
+	unsigned char var[WALK_MAXDIMS];
 };
 
 struct walk {
@@ -203,7 +205,8 @@ static int steps_across(const struct walk *w, const struct dep *dep, int n,
 	int k, d = w->loops[i].dim;
 
 	for (k = 0; k < n; k++)
-		if (dep[k].any || (k > 0 && dep[k].coef[d] != 0))
+		if (dep[k].any ||
+		    (k > 0 && (dep[k].coef[d] != 0 || dep[k].var[d])))
 			return 1;
 	return 0;
 }
@@ -235,7 +238,7 @@ static void walk_leaf(struct walk *w, const struct dep *dep, int n,
 			break;
 		}
 		for (i = 0; i < w->nd; i++)
-			if (dep[k].coef[i] != 0)
+			if (dep[k].coef[i] != 0 || dep[k].var[i])
 				mask |= 1u << i;
 	}
 	for (i = (w->vec >= 0 ? w->vec : w->nloops) - 1; i >= 0; i--) {
@@ -284,7 +287,7 @@ static void walk_leaf(struct walk *w, const struct dep *dep, int n,
 		double c0 = 0, V = (double)l[w->vec].extent;
 
 		cls = 1;
-		for (k = 0; k < n && !dep[k].any; k++) {
+		for (k = 0; k < n && !dep[k].any && !dep[k].var[dv]; k++) {
 			double c = dep[k].coef[dv] * (double)l[w->vec].stride;
 
 			if (c != 0) {
@@ -316,7 +319,7 @@ static void walk_leaf(struct walk *w, const struct dep *dep, int n,
 }
 
 /* Do accesses a and b read the same producer with the same coefficients
- * (any offsets and clamps)? */
+ * and varying dims (any offsets and clamps)? */
 static int same_motion(const struct pt_access *a, const struct pt_access *b,
 		       int ndims)
 {
@@ -329,11 +332,14 @@ static int same_motion(const struct pt_access *a, const struct pt_access *b,
 	for (k = 0; k < a->ncoords; k++) {
 		const struct pt_coord *x = &a->coords[k], *y = &b->coords[k];
 
-		if (!x->affine || !y->affine || !x->coef || !y->coef)
+		if (x->affine != y->affine || x->partial != y->partial ||
+		    !(x->affine || x->partial) || !x->coef || !y->coef ||
+		    (x->partial && (!x->varies || !y->varies)))
 			return 0;
 		for (e = 0; e < ndims; e++)
 			if (x->coef[e].num != y->coef[e].num ||
-			    x->coef[e].den != y->coef[e].den)
+			    x->coef[e].den != y->coef[e].den ||
+			    (x->partial && x->varies[e] != y->varies[e]))
 				return 0;
 	}
 	return 1;
@@ -365,24 +371,31 @@ static void walk_stage(struct walk *w, const struct pt_stage *st,
 			const struct pt_coord *c = &ac->coords[k];
 
 			dep[k].any = 0;
-			for (d = 0; d < w->nd; d++)
+			for (d = 0; d < w->nd; d++) {
 				dep[k].coef[d] = 0;
-			if (!c->affine || !c->coef) {
+				dep[k].var[d] = 0;
+			}
+			if ((!c->affine && !(c->partial && c->varies)) ||
+			    !c->coef) {
 				dep[k].any = 1;
 				continue;
 			}
 			for (e = 0; e < st->ndims && !dep[k].any; e++) {
+				int ve = !c->affine && c->varies[e];
+				const struct dep *src;
 				double ce;
 
-				if (!c->coef[e].num)
+				if (!c->coef[e].num && !ve)
 					continue;
 				ce = (double)c->coef[e].num /
 					(double)c->coef[e].den;
 				if (!in) {
-					if (e < WALK_MAXDIMS)
-						dep[k].coef[e] += ce;
-					else
+					if (e >= WALK_MAXDIMS)
 						dep[k].any = 1;
+					else if (ve)
+						dep[k].var[e] = 1;
+					else
+						dep[k].coef[e] += ce;
 					continue;
 				}
 				if (st->dims[e].is_rvar ||
@@ -391,9 +404,16 @@ static void walk_stage(struct walk *w, const struct pt_stage *st,
 					dep[k].any = 1;
 					continue;
 				}
-				for (d = 0; d < w->nd; d++)
-					dep[k].coef[d] += ce *
-						in[st->dims[e].index].coef[d];
+				src = &in[st->dims[e].index];
+				for (d = 0; d < w->nd; d++) {
+					if (ve) {
+						dep[k].var[d] |= src->coef[d] !=
+							0 || src->var[d];
+						continue;
+					}
+					dep[k].coef[d] += ce * src->coef[d];
+					dep[k].var[d] |= src->var[d];
+				}
 			}
 		}
 		if (ac->kind == PT_ACCESS_FUNC && !ac->is_store &&

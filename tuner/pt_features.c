@@ -103,7 +103,8 @@ struct pt_features {
 	/* per access (in model order), fixed: Jacobian rows */
 	int *acc_first;    /* per stage: index of its first access */
 	int *coord_first;  /* per access: index of its first coordinate */
-	double *jac;       /* per coordinate: PT_FP_MAXDIMS coefficients */
+	double *jac;       /* per coordinate: PT_FP_MAXDIMS coefficients
+			    * (NaN: a partial coordinate's varying dim) */
 	unsigned char *unknown;  /* per coordinate: not affine */
 	double *algo;      /* per stage: PT_ALGO_COUNT */
 	int *grp_first;    /* per stage: its first load group */
@@ -485,6 +486,15 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 				double *row = &fx->jac[(size_t)ncoords *
 						       PT_FP_MAXDIMS];
 
+				if (c->partial && c->coef && c->varies) {
+					/* NaN: moves with the dim, not
+					 * affinely (walk()) */
+					for (d = 0; d < s->ndims; d++)
+						row[d] = c->varies[d] ? NAN :
+							(double)c->coef[d].num /
+							(double)c->coef[d].den;
+					continue;
+				}
 				if (!c->affine || !c->coef) {
 					/* clamped to one value: constant */
 					fx->unknown[ncoords] =
@@ -1201,9 +1211,14 @@ static void walk(struct lwalk *w, int sidx, double u[FX_MAXDIRS][PT_FP_MAXDIMS],
 					dv[t][k] = NAN;
 					continue;
 				}
-				for (d = 0; d < st->ndims; d++)
-					if (row[d] != 0)
+				for (d = 0; d < st->ndims; d++) {
+					if (row[d] == 0)
+						continue;
+					if (isnan(row[d]))
+						v += u[t][d] != 0 ? NAN : 0;
+					else
 						v += row[d] * u[t][d];
+				}
 				dv[t][k] = v;
 			}
 		if (!a->self && node < m->nfuncs && fx->fn[node].inl &&

@@ -18,7 +18,8 @@ enum { FP_AFFINE, FP_RANGE };
 
 /* One compiled coordinate. FP_RANGE: the coordinate is anywhere in
  * [clo, chi] (a non-affine coordinate: its clamp, completed by the
- * producer's region). */
+ * producer's region). A partial coordinate is FP_AFFINE: its affine part,
+ * with its varying offset's range as [lo, hi], and its clamp. */
 struct fp_coord {
 	uint8_t kind;
 	uint8_t nterms;
@@ -126,7 +127,7 @@ static int compile_coord(const struct pt_model *m, const struct pt_stage *st,
 	o->has_chi = (uint8_t)c->has_clamp_max;
 	o->clo = c->clamp_min;
 	o->chi = c->clamp_max;
-	if (!c->affine || !c->coef) {
+	if ((!c->affine && !c->partial) || !c->coef) {
 		o->kind = FP_RANGE;
 		/* The producer's whole region, limited by the clamp. */
 		if (!c->has_clamp_min)

@@ -721,8 +721,11 @@ static int same_points(const struct pt_stage *ms, const struct pt_access *a,
 		    rat(x->off_min) != rat(y->off_min) ||
 		    rat(x->off_max) != rat(y->off_max))
 			return 0;
+		if (x->partial != y->partial || !x->varies != !y->varies)
+			return 0;
 		for (d = 0; x->coef && d < ms->ndims; d++)
-			if (rat(x->coef[d]) != rat(y->coef[d]))
+			if (rat(x->coef[d]) != rat(y->coef[d]) ||
+			    (x->varies && x->varies[d] != y->varies[d]))
 				return 0;
 	}
 	return 1;

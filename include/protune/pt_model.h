@@ -96,14 +96,30 @@ struct pt_dim {
  * expressions, x*x, a data-dependent index) has affine = 0 and no
  * coefficients; its range is then [clamp_min, clamp_max] where known (for
  * example a clamp or the range of a uint8 index), else the producer's whole
- * region. */
+ * region.
+ *
+ * A non-affine coordinate may be `partial`: affine in some dims plus an
+ * offset that is not constant but varies, in a way that is not affine, with
+ * the dims marked in `varies`, and stays within [off_min, off_max]
+ * (x + dx(r) with dx(r) = (2 r1 - 1) r0 in [-25, 25]). coef[d] is then 0
+ * for every dim in `varies`. Code that needs an exact affine map (legality)
+ * treats it as non-affine, as affine == 0 says; footprints and load
+ * classification may use the known part (pt_coord_moves()). */
 struct pt_coord {
 	int affine;
-	struct pt_rat *coef;       /* stage->ndims entries when affine */
+	struct pt_rat *coef;       /* stage->ndims entries when affine or
+				    * partial */
 	struct pt_rat off_min, off_max;
 	int has_clamp_min, has_clamp_max;
 	int64_t clamp_min, clamp_max;
+	int partial;               /* affine == 0 only */
+	unsigned char *varies;     /* stage->ndims flags when partial */
 };
+
+/* Does coordinate c move with dim d of its stage (a nonzero coefficient,
+ * a partial coordinate's varying offset, or any dim for a non-affine
+ * coordinate that is not partial)? */
+int pt_coord_moves(const struct pt_coord *c, int d);
 
 enum pt_access_kind { PT_ACCESS_FUNC, PT_ACCESS_INPUT };
 

@@ -38,6 +38,25 @@ test_expect_success 'the plugin dumps the model of blur, for the concrete target
 	test -s key
 '
 
+# max_filter reads vmax(x + dx, y - h, c) with dx = (2 r1 - 1) r0 and
+# h = sqrt(26^2 - r0^2) clamped: affine in x and y plus offsets that vary
+# with the RVars, within bounds (model-format.md, partial coordinates).
+test_expect_success 'the plugin describes x + dx(r) as a partial coordinate' '
+	PROTUNE_DUMP_MODEL=$PWD/max_filter.model \
+		"$PT_BUILD_DIR/ex/bin/max_filter.generator" -g max_filter \
+		-o . -e h -n mf -p "$plugin" -s ProTune auto_schedule=true \
+		size=test target="$(protune host-target)" 2>mf.err &&
+	test_grep "^      coord any 1\*v0 + \[-26,26\] varies r0 r1 clamp" \
+		max_filter.model &&
+	test_grep "^      coord any 1\*v1 + \[-15,-10\] varies r0 clamp" \
+		max_filter.model &&
+	! grep "^      coord any clamp" max_filter.model &&
+	protune model max_filter.model >reprinted &&
+	grep -v "^argv" max_filter.model >a &&
+	grep -v "^argv" reprinted >b &&
+	test_cmp a b
+'
+
 # The dump above ran the generator itself with target=host: its model's
 # target line is Halide 14's own host detection on this machine.
 test_expect_success 'protune host-target mirrors Halide 14 host detection' '

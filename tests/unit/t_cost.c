@@ -475,6 +475,88 @@ PT_TEST(loads_hoisted)
 	pt_model_free(m);
 }
 
+/* A read x + dx(r) (doc/model-format.md, partial coordinates), as in
+ * max_filter: vectorized along x it is a dense vector load, where the same
+ * read described as just non-affine is a gather; and it varies with r, so
+ * it is not hoisted out of r's loop (just outside the vector loop) as a
+ * read that does not move with r would be. The accumulator's store is
+ * hoisted out of r: update_stores counts one a vector. */
+static const char partial_model[] =
+	"protune-model 1\n"
+	"halide \"14.0.0\"\n"
+	"target \"x86-64-linux-avx-avx2-f16c-fma-sse41\"\n"
+	"machine-params \"2,16777216,40\"\n"
+	"input i0 buffer u8 dims 2 est -8 1552 0 64\n"
+	"func f0 types u8 args 2 output\n"
+	"  region 0 1536 0 64\n"
+	"  stage 0\n"
+	"    dim v0 0 1536\n"
+	"    dim v1 0 64\n"
+	"    def \"f0(v0, v1) = (u8)0\"\n"
+	"  stage 1\n"
+	"    dim r0 0 4\n"
+	"    dim v0 0 1536\n"
+	"    dim v1 0 64\n"
+	"    op load.u8 2\n"
+	"    op max.u8 1\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    access f0 value 0 count 1 store\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    access i0 value 0 count 1\n"
+	"      coord %s\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    def \"f0(v0, v1) = max(f0(v0, v1), i0(v0 + r0*r0 - 6, v1)) "
+	"rdom r0(0, 4)\"\n";
+
+static int partial_terms(const char *coord, double *terms)
+{
+	struct pt_model *m = NULL;
+	struct pt_features *fx = NULL;
+	double *rows;
+	char text[2048];
+	const char *sched =
+		"protune-schedule 1\nkey %s\nfunc f0 root\n  stage 1\n"
+		"    split v0 v0o v0i 32 guard\n"
+		"    reorder v0i r0 v0o v1\n    vectorize v0i\n";
+
+	snprintf(text, sizeof(text), partial_model, coord);
+	if (!PT_CHECK_INT(pt_model_parse(text, strlen(text), "p", &m, NULL),
+			  0) ||
+	    !PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0)) {
+		pt_model_free(m);
+		return -1;
+	}
+	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
+	sched_terms(m, fx, rows, sched, terms);
+	free(rows);
+	pt_features_free(fx);
+	pt_model_free(m);
+	return terms[0] < 0 ? -1 : 0;
+}
+
+PT_TEST(partial_reads_are_dense)
+{
+	double part[PT_TERM_COUNT], any[PT_TERM_COUNT], fixed[PT_TERM_COUNT];
+
+	PT_REQUIRE(partial_terms("any 1*v0 + [-6,3] varies r0 clamp "
+				 "[-6,1538]", part) == 0);
+	PT_REQUIRE(partial_terms("any clamp [-6,1538]", any) == 0);
+	PT_REQUIRE(partial_terms("1*v0 + [-6,3]", fixed) == 0);
+	/* dense, not gathered */
+	PT_CHECK(part[PT_TERM_GATHERS] == 0);
+	PT_CHECK(any[PT_TERM_GATHERS] > 0);
+	PT_CHECK(part[PT_TERM_VECTOR_LOADS] < any[PT_TERM_GATHERS]);
+	/* loaded once per r (4 values): 4 loads a vector, against 1 for a
+	 * read that does not move with r (hoisted out of r's loop); both
+	 * add the accumulator's load, hoisted out of r, 1 a vector */
+	PT_CHECK(part[PT_TERM_VECTOR_LOADS] > 2 * fixed[PT_TERM_VECTOR_LOADS]);
+	PT_CHECK(part[PT_TERM_VECTOR_LOADS] ==
+		 5 * part[PT_TERM_UPDATE_STORES]);
+}
+
 PT_SUITE(cost,
 	 { "linear layer recovers known coefficients", linear_recovers },
 	 { "linear layer never weighs a term negatively",
@@ -488,4 +570,6 @@ PT_SUITE(cost,
 	 { "spearman and top-1 regret", ranking_statistics },
 	 { "terms of blur respond to the schedule", terms_respond },
 	 { "loads are hoisted out of loops they do not use",
-	   loads_hoisted });
+	   loads_hoisted },
+	 { "partial coordinates are dense reads that vary",
+	   partial_reads_are_dense });

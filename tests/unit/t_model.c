@@ -7,7 +7,7 @@
 
 /* Every construct of the model text: buffer and scalar inputs (estimate,
  * none, a 0-dim buffer, a negative value), tuples, an inlinable Func, an
- * update with RVars, rationals, one-sided clamps, non-affine and
+ * update with RVars, rationals, one-sided clamps, non-affine, partial and
  * data-dependent coords, a store, a Func of no args, escapes. */
 static const char full[] =
 	"protune-model 1\n"
@@ -55,7 +55,7 @@ static const char full[] =
 	"      coord any clamp [0,255]\n"
 	"      coord + [0,3]\n"
 	"    access f1 value 1 count 2\n"
-	"      coord any\n"
+	"      coord any 1*v0 + [-3,4] varies r0 clamp [0,_]\n"
 	"      coord 2*r0 -1*v0 + [0,0]\n"
 	"    def \"f1(...) = \\\"q\\\"\\\\\\t\\n\\x01\\x7f\\xc3\"\n"
 	"func f2 types f32 args 0 output\n"
@@ -567,6 +567,70 @@ PT_TEST(validate_names_the_problem)
 	pt_model_free(m);
 }
 
+/* A partial coordinate (doc/model-format.md): its fields, what it moves
+ * with, its parse errors and validation. */
+PT_TEST(partial_coordinates)
+{
+	struct pt_error err = PT_ERROR_INIT;
+	struct pt_model *m;
+	const struct pt_coord *c, *a;
+
+	PT_REQUIRE(pt_model_parse(full, strlen(full), "f", &m, NULL) == 0);
+	/* f1 stage 1 (model stage 2): dims r0, v0; access 1's first coord */
+	c = &m->stages[2].accesses[1].coords[0];
+	a = &m->stages[2].accesses[1].coords[1];
+	PT_CHECK_INT(c->affine, 0);
+	PT_CHECK_INT(c->partial, 1);
+	PT_REQUIRE(c->coef != NULL && c->varies != NULL);
+	PT_CHECK_INT(c->coef[0].num, 0);
+	PT_CHECK_INT(c->coef[1].num, 1);
+	PT_CHECK_INT(c->varies[0], 1);
+	PT_CHECK_INT(c->varies[1], 0);
+	PT_CHECK_INT(c->off_min.num, -3);
+	PT_CHECK_INT(c->off_max.num, 4);
+	PT_CHECK(c->has_clamp_min && !c->has_clamp_max);
+	PT_CHECK(pt_coord_moves(c, 0) && pt_coord_moves(c, 1));
+	/* the other coordinate of that access: 2*r0 - v0 */
+	PT_CHECK(pt_coord_moves(a, 0) && pt_coord_moves(a, 1));
+	/* a non-affine coordinate that is not partial moves with all */
+	PT_CHECK(pt_coord_moves(&m->stages[2].accesses[0].coords[0], 1));
+	/* affine with no term in dim 0 (f1 stage 0: dims v0, v1) */
+	PT_CHECK(!pt_coord_moves(&m->stages[1].accesses[1].coords[1], 0));
+	PT_CHECK(pt_coord_moves(&m->stages[1].accesses[1].coords[1], 1));
+
+	m->stages[2].accesses[1].coords[0].varies[1] = 1;
+	PT_CHECK(pt_model_validate(m, &err) == PT_EINVAL);
+	PT_CHECK(strstr(err.msg, "both affine and varying") != NULL);
+	m->stages[2].accesses[1].coords[0].varies[0] = 0;
+	m->stages[2].accesses[1].coords[0].varies[1] = 0;
+	PT_CHECK(pt_model_validate(m, &err) == PT_EINVAL);
+	PT_CHECK(strstr(err.msg, "partial without varying dims") != NULL);
+	m->stages[2].accesses[1].coords[0].varies[0] = 1;
+	m->stages[2].accesses[1].coords[0].affine = 1;
+	PT_CHECK(pt_model_validate(m, &err) == PT_EINVAL);
+	PT_CHECK(strstr(err.msg, "affine and partial") != NULL);
+	m->stages[2].accesses[1].coords[0].affine = 0;
+	PT_CHECK(pt_model_validate(m, &err) == 0);
+	pt_model_free(m);
+
+	expect_error("any 1*v0 + [-3,4] varies r0", "any 1*v0 + [-3,4]", 45,
+		     "expected 'varies'");
+	expect_error("any 1*v0 + [-3,4] varies r0", "any 1*v0 + [-3,4] "
+		     "varies", 45, "'varies' without a dim");
+	expect_error("any 1*v0 + [-3,4] varies r0", "any 1*v0 + [-3,4] "
+		     "varies clamp", 45, "'varies' without a dim");
+	expect_error("any 1*v0 + [-3,4] varies r0", "any 1*v0 + [-3,4] "
+		     "varies v0", 45, "has a term and varies");
+	expect_error("any 1*v0 + [-3,4] varies r0", "any 1*v0 + [-3,4] "
+		     "varies r1", 45, "names no dim");
+	expect_error("any 1*v0 + [-3,4] varies r0", "any + [-3,4] "
+		     "varies v0 r0", 45, "dim order");
+	expect_error("any 1*v0 + [-3,4] varies r0", "any 1*v0 + [4,-3] "
+		     "varies r0", 45, "min > max");
+	expect_error("any 1*v0 + [-3,4] varies r0", "any 1*v0 varies r0", 45,
+		     "bad term");
+}
+
 PT_SUITE(model,
 	 { "round trip with labels", round_trip_with_labels },
 	 { "round trip without labels", round_trip_without_labels },
@@ -575,4 +639,5 @@ PT_SUITE(model,
 	 { "rationals and types", rat_and_type_helpers },
 	 { "parse errors have line numbers", parse_errors_have_line_numbers },
 	 { "parse rejects edge texts", parse_rejects_edge_texts },
-	 { "validate names the problem", validate_names_the_problem });
+	 { "validate names the problem", validate_names_the_problem },
+	 { "partial coordinates", partial_coordinates });
