@@ -258,14 +258,6 @@ static int coord_follows_region(const struct pt_stage *st,
 	return 0;
 }
 
-int pt_coord_moves(const struct pt_coord *c, int d)
-{
-	if (c->affine)
-		return c->coef && c->coef[d].num != 0;
-	if (!c->partial || !c->coef || !c->varies)
-		return 1;
-	return c->coef[d].num != 0 || c->varies[d];
-}
 
 void pt_model_exact_funcs(const struct pt_model *m, unsigned char *exact)
 {

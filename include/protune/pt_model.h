@@ -104,7 +104,7 @@ struct pt_dim {
  * (x + dx(r) with dx(r) = (2 r1 - 1) r0 in [-25, 25]). coef[d] is then 0
  * for every dim in `varies`. Code that needs an exact affine map (legality)
  * treats it as non-affine, as affine == 0 says; footprints and load
- * classification may use the known part (pt_coord_moves()). */
+ * classification may use the known part. */
 struct pt_coord {
 	int affine;
 	struct pt_rat *coef;       /* stage->ndims entries when affine or
@@ -116,10 +116,6 @@ struct pt_coord {
 	unsigned char *varies;     /* stage->ndims flags when partial */
 };
 
-/* Does coordinate c move with dim d of its stage (a nonzero coefficient,
- * a partial coordinate's varying offset, or any dim for a non-affine
- * coordinate that is not partial)? */
-int pt_coord_moves(const struct pt_coord *c, int d);
 
 enum pt_access_kind { PT_ACCESS_FUNC, PT_ACCESS_INPUT };
 

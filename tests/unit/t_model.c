@@ -567,18 +567,17 @@ PT_TEST(validate_names_the_problem)
 	pt_model_free(m);
 }
 
-/* A partial coordinate (doc/model-format.md): its fields, what it moves
- * with, its parse errors and validation. */
+/* A partial coordinate (doc/model-format.md): its fields, its parse
+ * errors and validation. */
 PT_TEST(partial_coordinates)
 {
 	struct pt_error err = PT_ERROR_INIT;
 	struct pt_model *m;
-	const struct pt_coord *c, *a;
+	const struct pt_coord *c;
 
 	PT_REQUIRE(pt_model_parse(full, strlen(full), "f", &m, NULL) == 0);
 	/* f1 stage 1 (model stage 2): dims r0, v0; access 1's first coord */
 	c = &m->stages[2].accesses[1].coords[0];
-	a = &m->stages[2].accesses[1].coords[1];
 	PT_CHECK_INT(c->affine, 0);
 	PT_CHECK_INT(c->partial, 1);
 	PT_REQUIRE(c->coef != NULL && c->varies != NULL);
@@ -589,14 +588,6 @@ PT_TEST(partial_coordinates)
 	PT_CHECK_INT(c->off_min.num, -3);
 	PT_CHECK_INT(c->off_max.num, 4);
 	PT_CHECK(c->has_clamp_min && !c->has_clamp_max);
-	PT_CHECK(pt_coord_moves(c, 0) && pt_coord_moves(c, 1));
-	/* the other coordinate of that access: 2*r0 - v0 */
-	PT_CHECK(pt_coord_moves(a, 0) && pt_coord_moves(a, 1));
-	/* a non-affine coordinate that is not partial moves with all */
-	PT_CHECK(pt_coord_moves(&m->stages[2].accesses[0].coords[0], 1));
-	/* affine with no term in dim 0 (f1 stage 0: dims v0, v1) */
-	PT_CHECK(!pt_coord_moves(&m->stages[1].accesses[1].coords[1], 0));
-	PT_CHECK(pt_coord_moves(&m->stages[1].accesses[1].coords[1], 1));
 
 	m->stages[2].accesses[1].coords[0].varies[1] = 1;
 	PT_CHECK(pt_model_validate(m, &err) == PT_EINVAL);
