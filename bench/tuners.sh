@@ -47,8 +47,9 @@
 #   BENCH_TIMEOUT       seconds one build may take before it counts as a
 #                       failure (default 1800; 600 when quick)
 #   BENCH_REUSE=1       keep the builds that make finds up to date instead
-#                       of building every source again (changed budgets or
-#                       seeds then go unnoticed)
+#                       of building every source and the reference again
+#                       (changed budgets, seeds or targets then go
+#                       unnoticed)
 #   BENCH_ANYTIME       the examples of the anytime curve (default
 #                       stencil_chain local_laplacian; none: no curve;
 #                       with BENCH_MERGE=1 the default is none, and the
@@ -267,6 +268,10 @@ for ex in $examples; do
 	rm -f "$tmp"/*.ok "$tmp"/*.tuning "$tmp"/*.times
 	refok=1
 	: >"$tmp/why"
+	# The reference too is built again: make would keep one built for
+	# another target (a host that Halide 14 misdetects, say), which no
+	# dependency of its rule records.
+	[ "$reuse" = 1 ] || rm -rf "$PT_BUILD_DIR/ex/$size/$ex/reference"
 	if ! build "$ex" reference ||
 	   ! pt_ex_run "$size" "$ex" reference "$tmp/ref.tmp" 1 2>"$tmp/why"; then
 		echo "  reference: FAILED, nothing of $ex can be checked" >&2
