@@ -613,6 +613,21 @@ anytime() {
 	fi
 	printf 'example\telapsed_s\tbest_ms\n' >"$tmp/anytime.tsv"
 	drawn=
+	# With BENCH_MERGE=1, the earlier run's curves of the examples not
+	# drawn now stay, as their rows of the table do.
+	if [ "$merge" = 1 ] && [ -s "$out/tuners-anytime.tsv" ]; then
+		for ex in $(awk -F '\t' 'NR > 1 && !seen[$1]++ { print $1 }' \
+				"$out/tuners-anytime.tsv"); do
+			case " $anytime_ex " in
+			*" $ex "*) continue ;;
+			esac
+			awk -F '\t' -v ex="$ex" 'NR > 1 && $1 == ex' \
+				"$out/tuners-anytime.tsv" >"$tmp/anytime-$ex.dat"
+			cat "$tmp/anytime-$ex.dat" >>"$tmp/anytime.tsv"
+			drawn="$drawn $ex"
+			echo "anytime curve: $ex kept from the earlier run"
+		done
+	fi
 	for ex in $anytime_ex; do
 		case " $examples " in
 		*" $ex "*) ;;
