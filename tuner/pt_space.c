@@ -105,6 +105,10 @@ struct sp_term {
 
 struct sp_coord {
 	int affine, nterms, first;   /* terms sp->terms[first..] */
+	int partial;                 /* not affine, but its terms and
+				      * offsets bound it (pt_model.h): for
+				      * regions only (coord_iv()); every
+				      * rule sees it as not affine */
 	int has_min, has_max;
 	double omin, omax, cmin, cmax;
 };
@@ -568,16 +572,20 @@ static int same_shape(const struct pt_stage *ms, const struct pt_access *a,
 		const struct pt_coord *x = &a->coords[k], *y = &b->coords[k];
 
 		if ((x->affine && x->coef) != (y->affine && y->coef) ||
+		    (x->partial && x->coef && x->varies) !=
+		    (y->partial && y->coef && y->varies) ||
 		    x->has_clamp_min != y->has_clamp_min ||
 		    x->has_clamp_max != y->has_clamp_max ||
 		    (x->has_clamp_min && x->clamp_min != y->clamp_min) ||
 		    (x->has_clamp_max && x->clamp_max != y->clamp_max))
 			return 0;
-		if (!(x->affine && x->coef))
+		if (!(x->affine && x->coef) &&
+		    !(x->partial && x->coef && x->varies))
 			continue;
 		for (d = 0; d < ms->ndims; d++)
 			if (x->coef[d].num != y->coef[d].num ||
-			    x->coef[d].den != y->coef[d].den)
+			    x->coef[d].den != y->coef[d].den ||
+			    (!x->affine && x->varies[d] != y->varies[d]))
 				return 0;
 	}
 	return 1;
@@ -647,6 +655,8 @@ static int compile_reads(struct pt_space *sp)
 				struct sp_coord *c = &sp->coords[sp->ncoords++];
 
 				c->affine = mc->affine && mc->coef;
+				c->partial = !mc->affine && mc->partial &&
+					mc->coef && mc->varies;
 				c->has_min = mc->has_clamp_min;
 				c->has_max = mc->has_clamp_max;
 				c->cmin = (double)mc->clamp_min;
@@ -654,7 +664,8 @@ static int compile_reads(struct pt_space *sp)
 				c->omin = rat(mc->off_min);
 				c->omax = rat(mc->off_max);
 				c->first = sp->nterms;
-				for (d = 0; c->affine && d < ms->ndims; d++) {
+				for (d = 0; (c->affine || c->partial) &&
+				     d < ms->ndims; d++) {
 					struct sp_term *t;
 
 					if (!mc->coef[d].num)
@@ -1352,7 +1363,8 @@ static int inline_ok(const struct pt_space *sp, const struct pt_space_state *st,
 /* --- regions -------------------------------------------------------------- */
 
 /* Interval of compiled coordinate c when the stage's dims range over
- * [lo, hi]; a non-affine one reads the producer's region (or its clamp). */
+ * [lo, hi]; a non-affine one reads the producer's region (or its clamp),
+ * a partial one its terms plus its offsets' range (then its clamp). */
 static void coord_iv(const struct pt_space *sp, const struct sp_coord *c,
 		     const double *lo, const double *hi, double pmin,
 		     double pext, double *a, double *b)
@@ -1361,7 +1373,7 @@ static void coord_iv(const struct pt_space *sp, const struct sp_coord *c,
 	double x = c->omin, y = c->omax;
 	int i;
 
-	if (!c->affine) {
+	if (!c->affine && !c->partial) {
 		x = c->has_min ? c->cmin : pmin;
 		y = c->has_max ? c->cmax : pmin + pext - 1;
 		*a = x;
