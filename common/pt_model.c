@@ -258,7 +258,6 @@ static int coord_follows_region(const struct pt_stage *st,
 	return 0;
 }
 
-
 void pt_model_exact_funcs(const struct pt_model *m, unsigned char *exact)
 {
 	int f, i, j, k;

@@ -332,14 +332,15 @@ static int same_motion(const struct pt_access *a, const struct pt_access *b,
 	for (k = 0; k < a->ncoords; k++) {
 		const struct pt_coord *x = &a->coords[k], *y = &b->coords[k];
 
-		if (x->affine != y->affine || x->partial != y->partial ||
-		    !(x->affine || x->partial) || !x->coef || !y->coef ||
-		    (x->partial && (!x->varies || !y->varies)))
+		if (x->affine != y->affine ||
+		    pt_coord_partial(x) != pt_coord_partial(y) ||
+		    !(x->affine || pt_coord_partial(x)) || !x->coef ||
+		    !y->coef)
 			return 0;
 		for (e = 0; e < ndims; e++)
 			if (x->coef[e].num != y->coef[e].num ||
 			    x->coef[e].den != y->coef[e].den ||
-			    (x->partial && x->varies[e] != y->varies[e]))
+			    (!x->affine && x->varies[e] != y->varies[e]))
 				return 0;
 	}
 	return 1;
@@ -375,8 +376,7 @@ static void walk_stage(struct walk *w, const struct pt_stage *st,
 				dep[k].coef[d] = 0;
 				dep[k].var[d] = 0;
 			}
-			if ((!c->affine && !(c->partial && c->varies)) ||
-			    !c->coef) {
+			if (!(c->affine && c->coef) && !pt_coord_partial(c)) {
 				dep[k].any = 1;
 				continue;
 			}

@@ -486,7 +486,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 				double *row = &fx->jac[(size_t)ncoords *
 						       PT_FP_MAXDIMS];
 
-				if (c->partial && c->coef && c->varies) {
+				if (pt_coord_partial(c)) {
 					/* NaN: moves with the dim, not
 					 * affinely (walk()) */
 					for (d = 0; d < s->ndims; d++)

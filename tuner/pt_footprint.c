@@ -127,7 +127,7 @@ static int compile_coord(const struct pt_model *m, const struct pt_stage *st,
 	o->has_chi = (uint8_t)c->has_clamp_max;
 	o->clo = c->clamp_min;
 	o->chi = c->clamp_max;
-	if ((!c->affine && !c->partial) || !c->coef) {
+	if (!(c->affine && c->coef) && !pt_coord_partial(c)) {
 		o->kind = FP_RANGE;
 		/* The producer's whole region, limited by the clamp. */
 		if (!c->has_clamp_min)

@@ -572,15 +572,13 @@ static int same_shape(const struct pt_stage *ms, const struct pt_access *a,
 		const struct pt_coord *x = &a->coords[k], *y = &b->coords[k];
 
 		if ((x->affine && x->coef) != (y->affine && y->coef) ||
-		    (x->partial && x->coef && x->varies) !=
-		    (y->partial && y->coef && y->varies) ||
+		    pt_coord_partial(x) != pt_coord_partial(y) ||
 		    x->has_clamp_min != y->has_clamp_min ||
 		    x->has_clamp_max != y->has_clamp_max ||
 		    (x->has_clamp_min && x->clamp_min != y->clamp_min) ||
 		    (x->has_clamp_max && x->clamp_max != y->clamp_max))
 			return 0;
-		if (!(x->affine && x->coef) &&
-		    !(x->partial && x->coef && x->varies))
+		if (!(x->affine && x->coef) && !pt_coord_partial(x))
 			continue;
 		for (d = 0; d < ms->ndims; d++)
 			if (x->coef[d].num != y->coef[d].num ||
@@ -655,8 +653,7 @@ static int compile_reads(struct pt_space *sp)
 				struct sp_coord *c = &sp->coords[sp->ncoords++];
 
 				c->affine = mc->affine && mc->coef;
-				c->partial = !mc->affine && mc->partial &&
-					mc->coef && mc->varies;
+				c->partial = pt_coord_partial(mc);
 				c->has_min = mc->has_clamp_min;
 				c->has_max = mc->has_clamp_max;
 				c->cmin = (double)mc->clamp_min;

@@ -116,6 +116,11 @@ struct pt_coord {
 	unsigned char *varies;     /* stage->ndims flags when partial */
 };
 
+/* Is c a partial coordinate with its coefficients and varying dims? */
+static inline int pt_coord_partial(const struct pt_coord *c)
+{
+	return !c->affine && c->partial && c->coef && c->varies;
+}
 
 enum pt_access_kind { PT_ACCESS_FUNC, PT_ACCESS_INPUT };
 
