@@ -51,6 +51,7 @@ struct group {
 
 struct sample {
 	int group;
+	unsigned long long seed;  /* the space seed that draws its schedule */
 	double ms;          /* the runtime trained on */
 	double ratio;       /* to the reference, 0 without one */
 	double ref_ms;      /* the reference's time alongside, 0 without */
@@ -219,8 +220,8 @@ int pt_train_blob_id(const struct pt_strbuf *text, char out[17])
 	return 0;
 }
 
-static int add_sample(struct data *d, int group, double ms,
-		      const double *terms, double ratio, double ref)
+static int add_sample(struct data *d, int group, unsigned long long seed,
+		      double ms, const double *terms, double ratio, double ref)
 {
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? 2 * d->cap : 1024;
@@ -232,6 +233,7 @@ static int add_sample(struct data *d, int group, double ms,
 		d->cap = cap;
 	}
 	d->s[d->n].group = group;
+	d->s[d->n].seed = seed;
 	d->s[d->n].ms = ms;
 	d->s[d->n].ratio = ratio;
 	d->s[d->n].ref_ms = ref;
@@ -359,7 +361,7 @@ static int load_dir(struct data *d, const char *dir, int verify)
 			goto out;
 		}
 		pt_cost_terms(d->g[gi].ts.m, d->g[gi].fx, d->g[gi].rows, terms);
-		if (add_sample(d, gi, ms, terms, ratio, ref))
+		if (add_sample(d, gi, seed, ms, terms, ratio, ref))
 			goto out;
 	}
 	normalize(d);
@@ -487,12 +489,13 @@ static int dump_terms(const struct data *d, const char *path)
 
 	if (!f)
 		return pt_cli_fail("cannot write %s: %s", path, strerror(errno));
-	fprintf(f, "name\tms");
+	fprintf(f, "name\tseed\tms");
 	for (k = 0; k < PT_TERM_COUNT; k++)
 		fprintf(f, "\t%s", pt_term_name(k));
 	fputc('\n', f);
 	for (i = 0; i < d->n; i++) {
-		fprintf(f, "%s\t%.6g", d->g[d->s[i].group].name, d->s[i].ms);
+		fprintf(f, "%s\t%llu\t%.6g", d->g[d->s[i].group].name,
+			d->s[i].seed, d->s[i].ms);
 		for (k = 0; k < PT_TERM_COUNT; k++)
 			fprintf(f, "\t%.6g", d->s[i].terms[k]);
 		fputc('\n', f);

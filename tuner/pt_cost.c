@@ -24,8 +24,13 @@
 
 #define L2_BYTES (2048.0 * 1024.0)  /* per core; Sapphire Rapids */
 #define PAGE_BYTES 4096.0
-#define HEAP_BYTES (64.0 * 1024.0)  /* allocations past this touch fresh
-				     * pages (smaller ones reuse memory) */
+/* The C library's allocator (glibc's, as the pipelines run here): */
+#define MMAP_MAX (32.0 * 1024 * 1024)  /* larger blocks are always mapped
+					* afresh */
+#define MMAP_MIN (128.0 * 1024)        /* the first mapping threshold */
+#define TOP_PAD (128.0 * 1024)         /* kept at the top when trimming */
+#define HEAP_FUNCS 64                  /* Funcs heap_faults follows */
+#define HEAP_ALLOCS (4 * HEAP_FUNCS)   /* their blocks, 4 values each */
 
 struct pt_cost {
 	double coef[PT_TERM_COUNT];
@@ -519,6 +524,210 @@ static double reader_speedup(const struct pt_model *m, const double *rows,
 	return eff;
 }
 
+/* A model of glibc's malloc, as the pipelines run here, for `pages`: the
+ * main arena's heap as blocks in address order below a free top, best
+ * fit from free blocks, blocks from the mapping threshold up mapped when
+ * the heap cannot hold them, the threshold raised to the size of a mapped
+ * block when it is freed (up to MMAP_MAX; the mapping is a page more
+ * than the block, so a block of that size fits the heap next time), the
+ * heap grown by TOP_PAD more than it needs and its top trimmed to
+ * TOP_PAD when a free leaves twice the threshold there. Faults are counted in
+ * bytes of memory touched for the first time since it was mapped. */
+struct heap {
+	double size[HEAP_ALLOCS];   /* blocks in address order */
+	int id[HEAP_ALLOCS];        /* its allocation, -1 when free */
+	int n;
+	double top, thr, faults;
+	double fresh;               /* untouched bytes at the end of the top */
+	int mapped[HEAP_ALLOCS];    /* allocation id was mapped */
+	double bytes[HEAP_ALLOCS];  /* allocation id's size */
+};
+
+static void heap_alloc(struct heap *h, int id, double b)
+{
+	int i, best = -1;
+
+	h->mapped[id] = 0;
+	h->bytes[id] = b;
+	for (i = 0; i < h->n; i++)
+		if (h->id[i] < 0 && h->size[i] >= b &&
+		    (best < 0 || h->size[i] < h->size[best]))
+			best = i;
+	if (best >= 0) {
+		double rest = h->size[best] - b;
+
+		h->id[best] = id;
+		h->size[best] = b;
+		if (rest > 0 && h->n < HEAP_ALLOCS) {
+			memmove(&h->size[best + 2], &h->size[best + 1],
+				(size_t)(h->n - best - 1) * sizeof(*h->size));
+			memmove(&h->id[best + 2], &h->id[best + 1],
+				(size_t)(h->n - best - 1) * sizeof(*h->id));
+			h->size[best + 1] = rest;
+			h->id[best + 1] = -1;
+			h->n++;
+		}
+		return;
+	}
+	if (h->top < b && (b >= h->thr || h->n == HEAP_ALLOCS)) {
+		h->mapped[id] = 1;
+		h->faults += b;
+		return;
+	}
+	if (h->top < b) {       /* the heap grows, TOP_PAD more */
+		h->fresh += b - h->top + TOP_PAD;
+		h->top = b + TOP_PAD;
+	}
+	/* the block takes the bottom of the top; its end is untouched */
+	if (b > h->top - h->fresh)
+		h->faults += b - (h->top - h->fresh);
+	h->top -= b;
+	if (h->fresh > h->top)
+		h->fresh = h->top;
+	h->size[h->n] = b;
+	h->id[h->n++] = id;
+}
+
+static void heap_free(struct heap *h, int id)
+{
+	double b = h->bytes[id];
+	int i;
+
+	if (h->mapped[id]) {
+		/* the mapping's size: the block and its header, in pages */
+		if (b + PAGE_BYTES > h->thr && b <= MMAP_MAX)
+			h->thr = b + PAGE_BYTES;
+		return;
+	}
+	for (i = 0; i < h->n && h->id[i] != id; i++)
+		;
+	if (i == h->n)
+		return;
+	h->id[i] = -1;
+	if (i + 1 < h->n && h->id[i + 1] < 0) {   /* merge the next */
+		h->size[i] += h->size[i + 1];
+		memmove(&h->size[i + 1], &h->size[i + 2],
+			(size_t)(h->n - i - 2) * sizeof(*h->size));
+		memmove(&h->id[i + 1], &h->id[i + 2],
+			(size_t)(h->n - i - 2) * sizeof(*h->id));
+		h->n--;
+	}
+	if (i > 0 && h->id[i - 1] < 0) {           /* into the previous */
+		h->size[i - 1] += h->size[i];
+		memmove(&h->size[i], &h->size[i + 1],
+			(size_t)(h->n - i - 1) * sizeof(*h->size));
+		memmove(&h->id[i], &h->id[i + 1],
+			(size_t)(h->n - i - 1) * sizeof(*h->id));
+		h->n--;
+		i--;
+	}
+	if (i == h->n - 1) {                       /* into the top */
+		h->top += h->size[i];
+		h->n--;
+		if (h->top >= 2 * h->thr) {
+			h->top = TOP_PAD;
+			h->fresh = 0;
+		}
+	}
+}
+
+/* Page faults per run of the pipeline from its allocations (`pages`), in
+ * the steady state of repeated runs (the fourth of four). Each Func
+ * realized once (at root) is allocated when it is produced, one block per
+ * value of a Tuple, in the model's order (producers first), and freed
+ * right after the production of the last Func at root that reads it,
+ * directly or through Funcs inlined or computed inside loops (Halide
+ * frees buffers after their last use). A Func realized many times is
+ * allocated and freed once in that production (its other realizations
+ * reuse the block; copies in other threads come from arenas of their
+ * own, which keep their memory from run to run). Blocks over MMAP_MAX
+ * are mapped afresh at every realization. */
+static double heap_faults(const struct pt_model *m, const double *rows)
+{
+	struct heap h;
+	double bytes[HEAP_FUNCS], mapped = 0;
+	int use[HEAP_FUNCS], root[HEAP_FUNCS], nf = m->nfuncs, f, s, a, run;
+
+	if (nf > HEAP_FUNCS)
+		return 0;
+	/* bytes[f] > 0: realized; root[f]: once; use[f]: the last Func at
+	 * root whose production reads it. */
+	for (f = 0; f < nf; f++)
+		bytes[f] = 0, root[f] = 0, use[f] = -1;
+	for (s = 0; s < m->nstages; s++) {
+		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
+
+		f = m->stages[s].func;
+		if (m->stages[s].index != 0 || !(r[PT_FEAT_NUM_PRODUCTIONS] > 0))
+			continue;
+		bytes[f] = r[PT_FEAT_BYTES_AT_REALIZATION];
+		root[f] = m->funcs[f].is_output ||
+			r[PT_FEAT_NUM_REALIZATIONS] <= 1;
+		if (!m->funcs[f].is_output && bytes[f] > MMAP_MAX)
+			mapped += r[PT_FEAT_NUM_REALIZATIONS] *
+				ceil(bytes[f] / PAGE_BYTES);
+	}
+	for (f = nf - 1; f >= 0; f--) {
+		int at = root[f] ? f : -1;
+
+		for (s = 0; s < m->nstages; s++)
+			for (a = 0; a < m->stages[s].naccesses; a++) {
+				const struct pt_access *ac =
+					&m->stages[s].accesses[a];
+				int g = m->stages[s].func;
+
+				if (ac->kind != PT_ACCESS_FUNC ||
+				    ac->producer != f || g == f || g < 0 ||
+				    g >= nf)
+					continue;
+				if (use[g] > use[f])
+					use[f] = use[g];
+			}
+		if (at > use[f])
+			use[f] = at;
+	}
+	memset(&h, 0, sizeof(h));
+	h.thr = MMAP_MIN;
+	for (run = 0; run < 4; run++) {
+		h.faults = 0;
+		for (f = 0; f < nf; f++) {
+			const struct pt_func *mf = &m->funcs[f];
+			int k, nt = mf->ntypes > 0 ? mf->ntypes : 1, bits = 0;
+
+			if (nt > 4)
+				nt = 4;
+			for (k = 0; k < nt && mf->ntypes > 0; k++)
+				bits += mf->types[k].bits;
+			if (bytes[f] > 0 && !mf->is_output &&
+			    bytes[f] <= MMAP_MAX) {
+				/* f's blocks, ids 4 f + k */
+				for (k = 0; k < nt; k++)
+					heap_alloc(&h, 4 * f + k, bytes[f] *
+						   (bits ? (double)mf->types[k].bits /
+						    bits : 1.0 / nt));
+				if (!root[f])
+					for (k = nt; k-- > 0;)
+						heap_free(&h, 4 * f + k);
+			}
+			if (!root[f])
+				continue;
+			/* after f's production: what f was the last to read */
+			for (s = f; s >= 0; s--) {
+				const struct pt_func *sf = &m->funcs[s];
+				int ns = sf->ntypes > 4 ? 4 :
+					sf->ntypes > 0 ? sf->ntypes : 1;
+
+				if (use[s] != f || !root[s] || sf->is_output ||
+				    !(bytes[s] > 0) || bytes[s] > MMAP_MAX)
+					continue;
+				for (k = ns; k-- > 0;)
+					heap_free(&h, 4 * s + k);
+			}
+		}
+	}
+	return mapped + ceil(h.faults / PAGE_BYTES);
+}
+
 void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		   const double *rows, double *terms)
 {
@@ -611,20 +820,9 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 					miss(r[PT_FEAT_BYTES_AT_REALIZATION],
 					     L2_BYTES) / eff;
 		}
-		if (st->index == 0 && !m->funcs[st->func].is_output) {
-			double b = r[PT_FEAT_BYTES_AT_REALIZATION];
-			double live = r[PT_FEAT_OUTER_PARALLELISM] < cores ?
-				r[PT_FEAT_OUTER_PARALLELISM] : cores;
-
+		if (st->index == 0 && !m->funcs[st->func].is_output)
 			terms[PT_TERM_ALLOCS] +=
 				r[PT_FEAT_NUM_REALIZATIONS] / eff;
-			/* Large allocations are touched afresh: once per
-			 * copy live at a time (the allocator reuses the
-			 * memory of earlier realizations). */
-			if (b > HEAP_BYTES)
-				terms[PT_TERM_PAGES] += (live > 1 ? live : 1) *
-					b / PAGE_BYTES;
-		}
 		if (r[PT_FEAT_INNER_PARALLELISM] > 1)
 			terms[PT_TERM_TASKS] += r[PT_FEAT_NUM_PRODUCTIONS] *
 				r[PT_FEAT_INNER_PARALLELISM];
@@ -633,6 +831,7 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 			 r[PT_FEAT_INNERMOST_LOOP_EXTENT] : 1) / eff;
 		terms[PT_TERM_PRODUCTIONS] += r[PT_FEAT_NUM_PRODUCTIONS] / eff;
 	}
+	terms[PT_TERM_PAGES] = heap_faults(m, rows);
 }
 
 void pt_cost_gbt_input(const double *coef, const double *terms, double *x)
@@ -1248,7 +1447,7 @@ int pt_cost_parse(const char *text, size_t len, const char *name,
 	    (ret = pt_text_end(&t)))
 		goto fail;
 	if (v != PT_COST_FORMAT_VERSION) {
-		ret = pt_text_error(&t, "cost model format %lld, this protune reads %d",
+		ret = pt_text_error(&t, "cost model format %lld, this protune reads %d: train it again (protune train)",
 				    (long long)v, PT_COST_FORMAT_VERSION);
 		goto fail;
 	}

@@ -306,8 +306,8 @@ PT_TEST(parse_errors)
 		pt_cost_free(c);
 	}
 	refused("", "w.cost");
-	refused("protune-cost 4\n", "w.cost:1: cost model format 4");
-	refused("protune-cost 2\n", "w.cost:1: cost model format 2");
+	refused("protune-cost 5\n", "w.cost:1: cost model format 5");
+	refused("protune-cost 3\n", "w.cost:1: cost model format 3, this protune reads 4: train it again");
 	{
 		char head[64];
 
@@ -557,6 +557,89 @@ PT_TEST(partial_reads_are_dense)
 		 5 * part[PT_TERM_UPDATE_STORES]);
 }
 
+/* Page faults from allocations (`pages`): glibc's heap keeps the memory
+ * of one run for the next, unless freeing leaves at its top twice the
+ * largest block ever mapped; blocks over 32 MiB are mapped afresh every
+ * time. f0 and f1 are W x 1024 f32 buffers when computed at root. */
+static const char heap_model[] =
+	"protune-model 1\n"
+	"halide \"14.0.0\"\n"
+	"target \"x86-64-linux-avx-avx2-f16c-fma-sse41\"\n"
+	"machine-params \"2,16777216,40\"\n"
+	"input i0 buffer f32 dims 2 est 0 %d 0 1024\n"
+	"func f0 types f32 args 2 inline\n"
+	"  region 0 %d 0 1024\n"
+	"  stage 0\n"
+	"    dim v0 0 %d\n"
+	"    dim v1 0 1024\n"
+	"    op add.f32 1\n"
+	"    op load.f32 1\n"
+	"    access i0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    def \"f0(v0, v1) = i0(v0, v1) + 1.0f\"\n"
+	"func f1 types f32 args 2 inline\n"
+	"  region 0 %d 0 1024\n"
+	"  stage 0\n"
+	"    dim v0 0 %d\n"
+	"    dim v1 0 1024\n"
+	"    op add.f32 1\n"
+	"    op load.f32 1\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    def \"f1(v0, v1) = f0(v0, v1) + 1.0f\"\n"
+	"func f2 types f32 args 2 output\n"
+	"  region 0 %d 0 1024\n"
+	"  stage 0\n"
+	"    dim v0 0 %d\n"
+	"    dim v1 0 1024\n"
+	"    op load.f32 1\n"
+	"    access f1 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    def \"f2(v0, v1) = f1(v0, v1)\"\n";
+
+static double heap_pages(int w, const char *f0, const char *f1)
+{
+	struct pt_model *m = NULL;
+	struct pt_features *fx = NULL;
+	double *rows, terms[PT_TERM_COUNT];
+	char text[2048], sched[256];
+
+	snprintf(text, sizeof(text), heap_model, w, w, w, w, w, w, w);
+	snprintf(sched, sizeof(sched),
+		 "protune-schedule 1\nkey %%s\nfunc f0 %s\nfunc f1 %s\n"
+		 "func f2 root\n", f0, f1);
+	if (!PT_CHECK_INT(pt_model_parse(text, strlen(text), "h", &m, NULL),
+			  0) ||
+	    !PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0)) {
+		pt_model_free(m);
+		return -1;
+	}
+	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
+	sched_terms(m, fx, rows, sched, terms);
+	free(rows);
+	pt_features_free(fx);
+	pt_model_free(m);
+	return terms[0] < 0 ? -1 : terms[PT_TERM_PAGES];
+}
+
+PT_TEST(heap_pages_reused)
+{
+	/* one 8 MiB buffer: reused from run to run */
+	PT_CHECK(heap_pages(2048, "root", "inline") == 0);
+	/* two: freeing both leaves 16 MiB at the top, the trim threshold:
+	 * both are touched afresh every run, less the 128 KiB kept */
+	PT_CHECK(heap_pages(2048, "root", "root") ==
+		 (16384.0 - 128) * 1024 / 4096);
+	/* one, and a row of f1 allocated and freed above it, 1024 times a
+	 * run: the top stays under the threshold, nothing is trimmed */
+	PT_CHECK(heap_pages(2048, "root", "at f2 v1") == 0);
+	/* 64 MiB: mapped afresh every time */
+	PT_CHECK(heap_pages(16384, "root", "inline") == 65536.0 * 1024 / 4096);
+}
+
 PT_SUITE(cost,
 	 { "linear layer recovers known coefficients", linear_recovers },
 	 { "linear layer never weighs a term negatively",
@@ -568,6 +651,8 @@ PT_SUITE(cost,
 	 { "text round trip", text_round_trip },
 	 { "parse errors name the line", parse_errors },
 	 { "spearman and top-1 regret", ranking_statistics },
+	 { "page faults: the heap reuses memory until it trims",
+	   heap_pages_reused },
 	 { "terms of blur respond to the schedule", terms_respond },
 	 { "loads are hoisted out of loops they do not use",
 	   loads_hoisted },
