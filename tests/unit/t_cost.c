@@ -511,19 +511,16 @@ static const char partial_model[] =
 	"    def \"f0(v0, v1) = max(f0(v0, v1), i0(v0 + r0*r0 - 6, v1)) "
 	"rdom r0(0, 4)\"\n";
 
-static int partial_terms(const char *coord, double *terms)
+/* The terms of schedule sched (a format for its key) of the model in
+ * text; 0, or -1 when either does not parse or check. */
+static int text_terms(const char *text, const char *sched, double *terms)
 {
 	struct pt_model *m = NULL;
 	struct pt_features *fx = NULL;
 	double *rows;
-	char text[2048];
-	const char *sched =
-		"protune-schedule 1\nkey %s\nfunc f0 root\n  stage 1\n"
-		"    split v0 v0o v0i 32 guard\n"
-		"    reorder v0i r0 v0o v1\n    vectorize v0i\n";
 
-	snprintf(text, sizeof(text), partial_model, coord);
-	if (!PT_CHECK_INT(pt_model_parse(text, strlen(text), "p", &m, NULL),
+	terms[0] = -1;
+	if (!PT_CHECK_INT(pt_model_parse(text, strlen(text), "t", &m, NULL),
 			  0) ||
 	    !PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0)) {
 		pt_model_free(m);
@@ -535,6 +532,18 @@ static int partial_terms(const char *coord, double *terms)
 	pt_features_free(fx);
 	pt_model_free(m);
 	return terms[0] < 0 ? -1 : 0;
+}
+
+static int partial_terms(const char *coord, double *terms)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text), partial_model, coord);
+	return text_terms(text,
+			  "protune-schedule 1\nkey %s\nfunc f0 root\n"
+			  "  stage 1\n    split v0 v0o v0i 32 guard\n"
+			  "    reorder v0i r0 v0o v1\n    vectorize v0i\n",
+			  terms);
 }
 
 PT_TEST(partial_reads_are_dense)
@@ -602,27 +611,14 @@ static const char heap_model[] =
 
 static double heap_pages(int w, const char *f0, const char *f1)
 {
-	struct pt_model *m = NULL;
-	struct pt_features *fx = NULL;
-	double *rows, terms[PT_TERM_COUNT];
+	double terms[PT_TERM_COUNT];
 	char text[2048], sched[256];
 
 	snprintf(text, sizeof(text), heap_model, w, w, w, w, w, w, w);
 	snprintf(sched, sizeof(sched),
 		 "protune-schedule 1\nkey %%s\nfunc f0 %s\nfunc f1 %s\n"
 		 "func f2 root\n", f0, f1);
-	if (!PT_CHECK_INT(pt_model_parse(text, strlen(text), "h", &m, NULL),
-			  0) ||
-	    !PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0)) {
-		pt_model_free(m);
-		return -1;
-	}
-	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
-	sched_terms(m, fx, rows, sched, terms);
-	free(rows);
-	pt_features_free(fx);
-	pt_model_free(m);
-	return terms[0] < 0 ? -1 : terms[PT_TERM_PAGES];
+	return text_terms(text, sched, terms) ? -1 : terms[PT_TERM_PAGES];
 }
 
 PT_TEST(heap_pages_reused)
