@@ -534,14 +534,23 @@ static double reader_speedup(const struct pt_model *m, const double *rows,
  * TOP_PAD when a free leaves twice the threshold there. Faults are counted in
  * bytes of memory touched for the first time since it was mapped. */
 struct heap {
-	double size[HEAP_ALLOCS];   /* blocks in address order */
-	int id[HEAP_ALLOCS];        /* its allocation, -1 when free */
+	struct hblock {
+		double size;
+		int id;             /* its allocation, -1 when free */
+	} b[HEAP_ALLOCS];           /* in address order */
 	int n;
 	double top, thr, faults;
 	double fresh;               /* untouched bytes at the end of the top */
 	int mapped[HEAP_ALLOCS];    /* allocation id was mapped */
 	double bytes[HEAP_ALLOCS];  /* allocation id's size */
 };
+
+/* Block i leaves the list (merged into a neighbour or the top). */
+static void heap_remove(struct heap *h, int i)
+{
+	memmove(&h->b[i], &h->b[i + 1], (size_t)(h->n - i - 1) * sizeof(*h->b));
+	h->n--;
+}
 
 static void heap_alloc(struct heap *h, int id, double b)
 {
@@ -550,21 +559,19 @@ static void heap_alloc(struct heap *h, int id, double b)
 	h->mapped[id] = 0;
 	h->bytes[id] = b;
 	for (i = 0; i < h->n; i++)
-		if (h->id[i] < 0 && h->size[i] >= b &&
-		    (best < 0 || h->size[i] < h->size[best]))
+		if (h->b[i].id < 0 && h->b[i].size >= b &&
+		    (best < 0 || h->b[i].size < h->b[best].size))
 			best = i;
 	if (best >= 0) {
-		double rest = h->size[best] - b;
+		double rest = h->b[best].size - b;
 
-		h->id[best] = id;
-		h->size[best] = b;
+		h->b[best].id = id;
+		h->b[best].size = b;
 		if (rest > 0 && h->n < HEAP_ALLOCS) {
-			memmove(&h->size[best + 2], &h->size[best + 1],
-				(size_t)(h->n - best - 1) * sizeof(*h->size));
-			memmove(&h->id[best + 2], &h->id[best + 1],
-				(size_t)(h->n - best - 1) * sizeof(*h->id));
-			h->size[best + 1] = rest;
-			h->id[best + 1] = -1;
+			memmove(&h->b[best + 2], &h->b[best + 1],
+				(size_t)(h->n - best - 1) * sizeof(*h->b));
+			h->b[best + 1].size = rest;
+			h->b[best + 1].id = -1;
 			h->n++;
 		}
 		return;
@@ -584,8 +591,8 @@ static void heap_alloc(struct heap *h, int id, double b)
 	h->top -= b;
 	if (h->fresh > h->top)
 		h->fresh = h->top;
-	h->size[h->n] = b;
-	h->id[h->n++] = id;
+	h->b[h->n].size = b;
+	h->b[h->n++].id = id;
 }
 
 static void heap_free(struct heap *h, int id)
@@ -599,30 +606,21 @@ static void heap_free(struct heap *h, int id)
 			h->thr = b + PAGE_BYTES;
 		return;
 	}
-	for (i = 0; i < h->n && h->id[i] != id; i++)
+	for (i = 0; i < h->n && h->b[i].id != id; i++)
 		;
 	if (i == h->n)
 		return;
-	h->id[i] = -1;
-	if (i + 1 < h->n && h->id[i + 1] < 0) {   /* merge the next */
-		h->size[i] += h->size[i + 1];
-		memmove(&h->size[i + 1], &h->size[i + 2],
-			(size_t)(h->n - i - 2) * sizeof(*h->size));
-		memmove(&h->id[i + 1], &h->id[i + 2],
-			(size_t)(h->n - i - 2) * sizeof(*h->id));
-		h->n--;
+	h->b[i].id = -1;
+	if (i + 1 < h->n && h->b[i + 1].id < 0) {  /* merge the next */
+		h->b[i].size += h->b[i + 1].size;
+		heap_remove(h, i + 1);
 	}
-	if (i > 0 && h->id[i - 1] < 0) {           /* into the previous */
-		h->size[i - 1] += h->size[i];
-		memmove(&h->size[i], &h->size[i + 1],
-			(size_t)(h->n - i - 1) * sizeof(*h->size));
-		memmove(&h->id[i], &h->id[i + 1],
-			(size_t)(h->n - i - 1) * sizeof(*h->id));
-		h->n--;
-		i--;
+	if (i > 0 && h->b[i - 1].id < 0) {         /* into the previous */
+		h->b[i - 1].size += h->b[i].size;
+		heap_remove(h, i--);
 	}
 	if (i == h->n - 1) {                       /* into the top */
-		h->top += h->size[i];
+		h->top += h->b[i].size;
 		h->n--;
 		if (h->top >= 2 * h->thr) {
 			h->top = TOP_PAD;
@@ -645,84 +643,75 @@ static void heap_free(struct heap *h, int id)
 static double heap_faults(const struct pt_model *m, const double *rows)
 {
 	struct heap h;
-	double bytes[HEAP_FUNCS], mapped = 0;
-	int use[HEAP_FUNCS], root[HEAP_FUNCS], nf = m->nfuncs, f, s, a, run;
+	double blk[HEAP_ALLOCS], mapped = 0;
+	int use[HEAP_FUNCS], root[HEAP_FUNCS], nblk[HEAP_FUNCS];
+	int nf = m->nfuncs, f, g, s, a, k, run;
 
 	if (nf > HEAP_FUNCS)
 		return 0;
-	/* bytes[f] > 0: realized; root[f]: once; use[f]: the last Func at
-	 * root whose production reads it. */
-	for (f = 0; f < nf; f++)
-		bytes[f] = 0, root[f] = 0, use[f] = -1;
-	for (s = 0; s < m->nstages; s++) {
-		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
+	/* nblk[f]: f's blocks on the heap (ids 4 f + k, sizes blk[]: its
+	 * bytes split by the widths of its values); root[f]: realized once;
+	 * use[f]: the last Func at root whose production reads it. */
+	for (f = 0; f < nf; f++) {
+		const struct pt_func *mf = &m->funcs[f];
+		const double *r = &rows[(size_t)mf->first_stage *
+					PT_FEAT_COUNT];
+		double bytes = r[PT_FEAT_BYTES_AT_REALIZATION];
+		int nt = mf->ntypes > 4 ? 4 : mf->ntypes > 0 ? mf->ntypes : 1;
+		int bits = 0;
 
-		f = m->stages[s].func;
-		if (m->stages[s].index != 0 || !(r[PT_FEAT_NUM_PRODUCTIONS] > 0))
+		nblk[f] = 0;
+		root[f] = 0;
+		use[f] = -1;
+		if (!(r[PT_FEAT_NUM_PRODUCTIONS] > 0))
 			continue;
-		bytes[f] = r[PT_FEAT_BYTES_AT_REALIZATION];
-		root[f] = m->funcs[f].is_output ||
-			r[PT_FEAT_NUM_REALIZATIONS] <= 1;
-		if (!m->funcs[f].is_output && bytes[f] > MMAP_MAX)
+		root[f] = mf->is_output || r[PT_FEAT_NUM_REALIZATIONS] <= 1;
+		use[f] = root[f] ? f : -1;
+		if (mf->is_output || !(bytes > 0))
+			continue;
+		if (bytes > MMAP_MAX) {
 			mapped += r[PT_FEAT_NUM_REALIZATIONS] *
-				ceil(bytes[f] / PAGE_BYTES);
+				ceil(bytes / PAGE_BYTES);
+			continue;
+		}
+		for (k = 0; k < nt && mf->ntypes > 0; k++)
+			bits += mf->types[k].bits;
+		for (k = 0; k < nt; k++)
+			blk[4 * f + k] = bytes * (bits ? (double)mf->types[k].bits /
+						  bits : 1.0 / nt);
+		nblk[f] = nt;
 	}
-	for (f = nf - 1; f >= 0; f--) {
-		int at = root[f] ? f : -1;
-
-		for (s = 0; s < m->nstages; s++)
+	/* Readers come after what they read: from the last Func back, each
+	 * one's use is complete when it passes it on. */
+	for (g = nf - 1; g >= 0; g--)
+		for (s = m->funcs[g].first_stage;
+		     s < m->funcs[g].first_stage + m->funcs[g].nstages; s++)
 			for (a = 0; a < m->stages[s].naccesses; a++) {
 				const struct pt_access *ac =
 					&m->stages[s].accesses[a];
-				int g = m->stages[s].func;
 
-				if (ac->kind != PT_ACCESS_FUNC ||
-				    ac->producer != f || g == f || g < 0 ||
-				    g >= nf)
-					continue;
-				if (use[g] > use[f])
-					use[f] = use[g];
+				if (ac->kind == PT_ACCESS_FUNC &&
+				    ac->producer >= 0 && ac->producer < g &&
+				    use[g] > use[ac->producer])
+					use[ac->producer] = use[g];
 			}
-		if (at > use[f])
-			use[f] = at;
-	}
 	memset(&h, 0, sizeof(h));
 	h.thr = MMAP_MIN;
 	for (run = 0; run < 4; run++) {
 		h.faults = 0;
 		for (f = 0; f < nf; f++) {
-			const struct pt_func *mf = &m->funcs[f];
-			int k, nt = mf->ntypes > 0 ? mf->ntypes : 1, bits = 0;
-
-			if (nt > 4)
-				nt = 4;
-			for (k = 0; k < nt && mf->ntypes > 0; k++)
-				bits += mf->types[k].bits;
-			if (bytes[f] > 0 && !mf->is_output &&
-			    bytes[f] <= MMAP_MAX) {
-				/* f's blocks, ids 4 f + k */
-				for (k = 0; k < nt; k++)
-					heap_alloc(&h, 4 * f + k, bytes[f] *
-						   (bits ? (double)mf->types[k].bits /
-						    bits : 1.0 / nt));
-				if (!root[f])
-					for (k = nt; k-- > 0;)
-						heap_free(&h, 4 * f + k);
-			}
-			if (!root[f])
+			for (k = 0; k < nblk[f]; k++)
+				heap_alloc(&h, 4 * f + k, blk[4 * f + k]);
+			if (!root[f]) {
+				for (k = nblk[f]; k-- > 0;)
+					heap_free(&h, 4 * f + k);
 				continue;
-			/* after f's production: what f was the last to read */
-			for (s = f; s >= 0; s--) {
-				const struct pt_func *sf = &m->funcs[s];
-				int ns = sf->ntypes > 4 ? 4 :
-					sf->ntypes > 0 ? sf->ntypes : 1;
-
-				if (use[s] != f || !root[s] || sf->is_output ||
-				    !(bytes[s] > 0) || bytes[s] > MMAP_MAX)
-					continue;
-				for (k = ns; k-- > 0;)
-					heap_free(&h, 4 * s + k);
 			}
+			/* after f's production: what f was the last to read */
+			for (g = f; g >= 0; g--)
+				if (use[g] == f && root[g])
+					for (k = nblk[g]; k-- > 0;)
+						heap_free(&h, 4 * g + k);
 		}
 	}
 	return mapped + ceil(h.faults / PAGE_BYTES);
