@@ -169,6 +169,8 @@ static void op_counts(const struct pt_model *m, const struct pt_stage *st,
  * accumulator stays in a register.
  */
 #define WALK_MAXDIMS PT_FP_MAXDIMS
+#define INL_MAX 256   /* Funcs whose per-Func flags and speedups are kept
+		       * in arrays */
 #define WALK_BUDGET 4096   /* accesses visited per stage */
 #define WALK_UNROLL_REGS 16
 #define STREAM_ROWS 32     /* streams an L2 streamer follows at once
@@ -199,6 +201,9 @@ struct walk {
 	/* prefetch streams restarted (per vector, or per scalar point) on
 	 * data too large for L2: see walk_leaf() */
 	double jl;
+	/* per Func (NULL, or indices >= INL_MAX: none): its buffer lives
+	 * in registers inside the costed stage (promoted()) */
+	const unsigned char *reg;
 };
 
 /* Does loop i of the walk move an access (coordinates dep) across rows,
@@ -430,6 +435,9 @@ static void walk_stage(struct walk *w, const struct pt_stage *st,
 				   depth + 1);
 			continue;
 		}
+		if (ac->kind == PT_ACCESS_FUNC && !ac->is_store && w->reg &&
+		    ac->producer < INL_MAX && w->reg[ac->producer])
+			continue;
 		if (ac->kind == PT_ACCESS_FUNC) {
 			const struct pt_func *f = &m->funcs[ac->producer];
 			int v = ac->value_index < f->ntypes ?
@@ -458,7 +466,8 @@ static void walk_stage(struct walk *w, const struct pt_stage *st,
  * counts (no hoisting) for a stage too large to walk. */
 static void load_terms(const struct pt_model *m,
 		       const struct pt_features *fx, const double *rows,
-		       int s, int vbytes, double eff, double *terms)
+		       int s, int vbytes, double eff,
+		       const unsigned char *reg, double *terms)
 {
 	const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
 	double nv = r[PT_FEAT_NUM_VECTORS], ns = r[PT_FEAT_NUM_SCALARS];
@@ -469,6 +478,7 @@ static void load_terms(const struct pt_model *m,
 	w.m = m;
 	w.rows = rows;
 	w.vbytes = vbytes;
+	w.reg = reg;
 	w.budget = WALK_BUDGET;
 	w.nloops = pt_features_loops(fx, s, &w.loops);
 	w.vec = -1;
@@ -495,9 +505,96 @@ static void load_terms(const struct pt_model *m,
 	terms[PT_TERM_STRIDED_LOADS] += (nv + ns) * w.jl / eff;
 }
 
+/* Iterations of the innermost loop of stage s that the compiled code
+ * really has: vectorized and unrolled loops, and loops that run once,
+ * are straight-line code inside it. 0 when a production has no such loop
+ * (a Func computed a vector at a time inside its consumer's innermost
+ * loop). */
+static double loop_iterations(const struct pt_features *fx, const double *r,
+			      int s)
+{
+	const struct pt_feat_loop *l;
+	int n = pt_features_loops(fx, s, &l);
+	double inner = 1;
+
+	while (n-- > 0) {
+		if (l[n].kind != PT_LOOP_VECTOR &&
+		    l[n].kind != PT_LOOP_UNROLL && l[n].extent > 1)
+			return r[PT_FEAT_POINTS_TOTAL] / inner;
+		inner *= l[n].extent > 1 ? (double)l[n].extent : 1;
+	}
+	return 0;
+}
+
+/* Which Funcs live in registers: LLVM promotes a small buffer to
+ * registers when every access to it has constant indices, which is the
+ * case when the Func's production has no loop left (only vectorized,
+ * unrolled or single-iteration loops) and it is realized once per
+ * iteration of the innermost loop of every stage that reads it (or more
+ * often). Its stores and its readers' loads of it are then register
+ * moves: matmul with `b`'s row vector computed inside the accumulation
+ * loop stores nothing to memory for it. reg[f] for f < INL_MAX. */
+#define REG_FILE 16   /* vector registers a promoted buffer may fill */
+static void promoted(const struct pt_model *m, const struct pt_features *fx,
+		     const double *rows, int vbytes, unsigned char *reg)
+{
+	int f, s, a, n = m->nfuncs < INL_MAX ? m->nfuncs : INL_MAX;
+
+	for (f = 0; f < n; f++) {
+		const struct pt_func *mf = &m->funcs[f];
+		const double *r = &rows[(size_t)mf->first_stage *
+					PT_FEAT_COUNT];
+
+		reg[f] = !mf->is_output && r[PT_FEAT_NUM_PRODUCTIONS] > 0 &&
+			r[PT_FEAT_BYTES_AT_REALIZATION] <=
+			REG_FILE * (double)vbytes;
+		for (s = mf->first_stage;
+		     reg[f] && s < mf->first_stage + mf->nstages; s++)
+			if (loop_iterations(fx, &rows[(size_t)s *
+						     PT_FEAT_COUNT], s) > 0)
+				reg[f] = 0;
+	}
+	for (s = 0; s < m->nstages; s++) {
+		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
+		double it;
+
+		if (!(r[PT_FEAT_NUM_PRODUCTIONS] > 0))
+			continue;
+		it = loop_iterations(fx, r, s);
+		for (a = 0; a < m->stages[s].naccesses; a++) {
+			const struct pt_access *ac = &m->stages[s].accesses[a];
+			int p = ac->producer;
+
+			if (ac->kind != PT_ACCESS_FUNC || ac->is_store ||
+			    p >= n || p == m->stages[s].func || !reg[p])
+				continue;
+			if (rows[(size_t)m->funcs[p].first_stage *
+				 PT_FEAT_COUNT + PT_FEAT_NUM_REALIZATIONS] <
+			    0.99 * it)
+				reg[p] = 0;
+		}
+	}
+	/* Reads through an inlined Func are not followed: a Func read that
+	 * way stays in memory. */
+	for (f = 0; f < n; f++)
+		if (reg[f])
+			for (s = 0; s < m->nstages; s++) {
+				const double *r = &rows[(size_t)s *
+							PT_FEAT_COUNT];
+
+				if (r[PT_FEAT_NUM_PRODUCTIONS] > 0)
+					continue;
+				for (a = 0; a < m->stages[s].naccesses; a++)
+					if (m->stages[s].accesses[a].kind ==
+					    PT_ACCESS_FUNC &&
+					    m->stages[s].accesses[a].producer ==
+					    f)
+						reg[f] = 0;
+			}
+}
+
 /* The speedup an inlined Func gets: the largest of the stages (not
  * inlined) that read it; 1 without such a reader. */
-#define INL_MAX 256   /* Funcs whose speedups are kept in an array */
 static double reader_speedup(const struct pt_model *m, const double *rows,
 			     int s, double cores)
 {
@@ -722,6 +819,7 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 {
 	double cores = machine_cores(m), inl_eff[INL_MAX];
 	int vbytes = pt_model_vector_lanes(m, 8);  /* lanes of bytes */
+	unsigned char reg[INL_MAX];
 	int s, k;
 
 	memset(terms, 0, PT_TERM_COUNT * sizeof(*terms));
@@ -745,6 +843,7 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 				inl_eff[ac->producer] = e;
 		}
 	}
+	promoted(m, fx, rows, vbytes, reg);
 	for (s = 0; s < m->nstages; s++) {
 		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
 		const double *algo = pt_features_algo(fx, s);
@@ -783,8 +882,9 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		terms[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
 		terms[PT_TERM_SCALAR_OPS] += ns * scal / eff;
 		terms[PT_TERM_CALLS] += calls / eff;
-		load_terms(m, fx, rows, s, vbytes, eff, terms);
-		terms[PT_TERM_STORES] += (nv * sregs + ns) / eff;
+		load_terms(m, fx, rows, s, vbytes, eff, reg, terms);
+		if (!(st->func < INL_MAX && reg[st->func]))
+			terms[PT_TERM_STORES] += (nv * sregs + ns) / eff;
 		{
 			/* Cache lines moved: the bytes, plus one partly
 			 * used line at the end of each contiguous run. */
@@ -815,9 +915,7 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		if (r[PT_FEAT_INNER_PARALLELISM] > 1)
 			terms[PT_TERM_TASKS] += r[PT_FEAT_NUM_PRODUCTIONS] *
 				r[PT_FEAT_INNER_PARALLELISM];
-		terms[PT_TERM_LOOPS] += r[PT_FEAT_POINTS_TOTAL] /
-			(r[PT_FEAT_INNERMOST_LOOP_EXTENT] >= 1 ?
-			 r[PT_FEAT_INNERMOST_LOOP_EXTENT] : 1) / eff;
+		terms[PT_TERM_LOOPS] += loop_iterations(fx, r, s) / eff;
 		terms[PT_TERM_PRODUCTIONS] += r[PT_FEAT_NUM_PRODUCTIONS] / eff;
 	}
 	terms[PT_TERM_PAGES] = heap_faults(m, rows);

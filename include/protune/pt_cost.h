@@ -41,10 +41,12 @@
 #include "protune/pt_model.h"
 #include "protune/pt_strbuf.h"
 
-/* 4: `pages` counts the page faults of glibc's heap in the steady state
- * (version 3 counted every allocation above 64 KiB): coefficients of an
- * older file do not fit it. */
-#define PT_COST_FORMAT_VERSION 4
+/* 5: `loops` counts iterations of the innermost loop left in the code
+ * (version 4 counted the entries of the innermost loop, vectorized or
+ * not), and the buffers of Funcs promoted to registers add no stores or
+ * loads; 4: `pages` counts the page faults of glibc's heap in the steady
+ * state. Coefficients of an older file do not fit the terms. */
+#define PT_COST_FORMAT_VERSION 5
 
 /* The hand-designed terms (doc/cost-model.md defines each). */
 enum pt_term {
@@ -66,7 +68,7 @@ enum pt_term {
 	PT_TERM_ALLOCS,       /* allocations */
 	PT_TERM_PAGES,        /* pages of heap allocations touched afresh */
 	PT_TERM_TASKS,        /* parallel tasks launched */
-	PT_TERM_LOOPS,        /* innermost loops entered */
+	PT_TERM_LOOPS,        /* iterations of the innermost real loop */
 	PT_TERM_PRODUCTIONS,  /* productions (bounds, loop set-up) */
 	PT_TERM_STRIDED_LOADS,/* runs along a row of data too large for L2
 			       * that a walk across more than 32 rows

@@ -306,8 +306,8 @@ PT_TEST(parse_errors)
 		pt_cost_free(c);
 	}
 	refused("", "w.cost");
-	refused("protune-cost 5\n", "w.cost:1: cost model format 5");
-	refused("protune-cost 3\n", "w.cost:1: cost model format 3, this protune reads 4: train it again");
+	refused("protune-cost 6\n", "w.cost:1: cost model format 6");
+	refused("protune-cost 4\n", "w.cost:1: cost model format 4, this protune reads 5: train it again");
 	{
 		char head[64];
 
@@ -636,6 +636,57 @@ PT_TEST(heap_pages_reused)
 	PT_CHECK(heap_pages(16384, "root", "inline") == 65536.0 * 1024 / 4096);
 }
 
+/* The terms of heap_model 2048 columns wide with f0 inlined and the
+ * given lines for f1 (from its site on, each line ended) and f2's
+ * stages. */
+static int chain_terms(const char *f1, const char *f2, double *terms)
+{
+	char text[2048], sched[512];
+
+	snprintf(text, sizeof(text), heap_model, 2048, 2048, 2048, 2048, 2048,
+		 2048, 2048);
+	snprintf(sched, sizeof(sched),
+		 "protune-schedule 1\nkey %%s\nfunc f0 inline\nfunc f1 %s"
+		 "func f2 root\n%s", f1, f2);
+	return text_terms(text, sched, terms);
+}
+
+PT_TEST(loops_and_registers)
+{
+	static const char vec8[] =
+		"  stage 0\n    split v0 v0o v0i 8 guard\n    vectorize v0i\n";
+	const double vecs = 2048.0 * 1024 / 8;  /* vectors of one Func */
+	double inl[PT_TERM_COUNT], unr[PT_TERM_COUNT], reg[PT_TERM_COUNT],
+		row[PT_TERM_COUNT];
+	char f1_at[128];
+
+	PT_REQUIRE(chain_terms("inline\n", vec8, inl) == 0);
+	PT_REQUIRE(chain_terms("inline\n",
+			       "  stage 0\n    split v0 v0o v0i 8 guard\n"
+			       "    split v0o v0oo v0oi 4 guard\n"
+			       "    vectorize v0i\n    unroll v0oi\n", unr) == 0);
+	/* f1 a vector at a time inside f2's innermost loop, or a row at a
+	 * time */
+	snprintf(f1_at, sizeof(f1_at), "at f2 v0o\n%s", vec8);
+	PT_REQUIRE(chain_terms(f1_at, vec8, reg) == 0);
+	snprintf(f1_at, sizeof(f1_at), "at f2 v1\n%s", vec8);
+	PT_REQUIRE(chain_terms(f1_at, vec8, row) == 0);
+	/* loops: iterations of the innermost loop that is not vectorized or
+	 * unrolled (before: one per vector, unrolled or not) */
+	PT_CHECK(inl[PT_TERM_LOOPS] == vecs);
+	PT_CHECK(unr[PT_TERM_LOOPS] == vecs / 4);
+	/* a Func with no loop of its own adds none */
+	PT_CHECK(reg[PT_TERM_LOOPS] == vecs);
+	PT_CHECK(row[PT_TERM_LOOPS] == 2 * vecs);
+	/* ... and its one-vector buffer is a register: no stores and no
+	 * loads of it, where a row of it is stored and loaded back */
+	PT_CHECK(inl[PT_TERM_STORES] == vecs);
+	PT_CHECK(reg[PT_TERM_STORES] == vecs);
+	PT_CHECK(row[PT_TERM_STORES] == 2 * vecs);
+	PT_CHECK(reg[PT_TERM_VECTOR_LOADS] == vecs);
+	PT_CHECK(row[PT_TERM_VECTOR_LOADS] == 2 * vecs);
+}
+
 PT_SUITE(cost,
 	 { "linear layer recovers known coefficients", linear_recovers },
 	 { "linear layer never weighs a term negatively",
@@ -649,6 +700,8 @@ PT_SUITE(cost,
 	 { "spearman and top-1 regret", ranking_statistics },
 	 { "page faults: the heap reuses memory until it trims",
 	   heap_pages_reused },
+	 { "loops left in the code; buffers promoted to registers",
+	   loops_and_registers },
 	 { "terms of blur respond to the schedule", terms_respond },
 	 { "loads are hoisted out of loops they do not use",
 	   loads_hoisted },
