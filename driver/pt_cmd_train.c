@@ -5,6 +5,10 @@
  *   DIR/models/NAME.model   the pipeline model of NAME
  *   DIR/samples.tsv         name seed status median_ms min_ms max_ms
  *                           compile_ms sched_id [ratio ref_ms]
+ *   DIR/retest.tsv          (optional) the same columns: samples measured
+ *                           again; rows of one name and seed are one
+ *                           sample, timed by the geometric mean of their
+ *                           ratios (and times)
  * where a schedule is `protune space MODEL --seed SEED` (the text that
  * command prints) and sched_id the first 16 hex digits of its git blob id
  * (`git hash-object`), so a sample measured on another version of the
@@ -55,6 +59,7 @@ struct sample {
 	double ms;          /* the runtime trained on */
 	double ratio;       /* to the reference, 0 without one */
 	double ref_ms;      /* the reference's time alongside, 0 without */
+	int runs;           /* measurements merged into it */
 	double terms[PT_TERM_COUNT];
 };
 
@@ -220,9 +225,35 @@ int pt_train_blob_id(const struct pt_strbuf *text, char out[17])
 	return 0;
 }
 
-static int add_sample(struct data *d, int group, unsigned long long seed,
-		      double ms, const double *terms, double ratio, double ref)
+/* The geometric mean of a mean of n values and one more value. */
+static double gmean_add(double mean, int n, double v)
 {
+	return exp((log(mean) * n + log(v)) / (n + 1));
+}
+
+/* A sample of (group, seed) measured again: merged into the one there is
+ * (`merge`), or the first. */
+static int add_sample(struct data *d, int group, unsigned long long seed,
+		      double ms, const double *terms, double ratio, double ref,
+		      int merge)
+{
+	size_t i;
+
+	for (i = 0; merge && i < d->n; i++) {
+		struct sample *o = &d->s[i];
+
+		if (o->group != group || o->seed != seed)
+			continue;
+		o->ms = gmean_add(o->ms, o->runs, ms);
+		if (o->ratio > 0 && ratio > 0) {
+			o->ratio = gmean_add(o->ratio, o->runs, ratio);
+			o->ref_ms = gmean_add(o->ref_ms, o->runs, ref);
+		} else {
+			o->ratio = o->ref_ms = 0;  /* the times alone */
+		}
+		o->runs++;
+		return 0;
+	}
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? 2 * d->cap : 1024;
 		struct sample *s = realloc(d->s, cap * sizeof(*s));
@@ -237,6 +268,7 @@ static int add_sample(struct data *d, int group, unsigned long long seed,
 	d->s[d->n].ms = ms;
 	d->s[d->n].ratio = ratio;
 	d->s[d->n].ref_ms = ref;
+	d->s[d->n].runs = 1;
 	memcpy(d->s[d->n].terms, terms, sizeof(d->s[d->n].terms));
 	d->n++;
 	d->g[group].n++;
@@ -274,8 +306,11 @@ static void normalize(struct data *d)
 	free(v);
 }
 
-/* Load DIR/samples.tsv: every "ok" row becomes a sample. */
-static int load_dir(struct data *d, const char *dir, int verify)
+/* Load DIR/FILE: every "ok" row becomes a sample, or with `again` is
+ * merged into the sample of its name and seed when there is one. A
+ * missing file is 0 with `again` (DIR/retest.tsv is optional). */
+static int load_tsv(struct data *d, const char *dir, const char *file,
+		    int verify, int again)
 {
 	struct pt_strbuf path = PT_STRBUF_INIT, tsv = PT_STRBUF_INIT;
 	struct pt_strbuf text = PT_STRBUF_INIT;
@@ -283,8 +318,12 @@ static int load_dir(struct data *d, const char *dir, int verify)
 	char *line, *next;
 	int lineno = 0, ret = 1;
 
-	if (pt_strbuf_addf(&path, "%s/samples.tsv", dir))
+	if (pt_strbuf_addf(&path, "%s/%s", dir, file))
 		return pt_cli_fail("out of memory");
+	if (again && access(path.buf, F_OK) && errno == ENOENT) {
+		pt_strbuf_release(&path);
+		return 0;
+	}
 	if (pt_cli_read(path.buf, &tsv))
 		goto out;
 	for (line = tsv.buf; line && *line; line = next) {
@@ -361,16 +400,25 @@ static int load_dir(struct data *d, const char *dir, int verify)
 			goto out;
 		}
 		pt_cost_terms(d->g[gi].ts.m, d->g[gi].fx, d->g[gi].rows, terms);
-		if (add_sample(d, gi, seed, ms, terms, ratio, ref))
+		if (add_sample(d, gi, seed, ms, terms, ratio, ref, again))
 			goto out;
 	}
-	normalize(d);
 	ret = 0;
 out:
 	pt_strbuf_release(&path);
 	pt_strbuf_release(&tsv);
 	pt_strbuf_release(&text);
 	return ret;
+}
+
+/* Load DIR's samples, and its second measurements when it has some. */
+static int load_dir(struct data *d, const char *dir, int verify)
+{
+	if (load_tsv(d, dir, "samples.tsv", verify, 0) ||
+	    load_tsv(d, dir, "retest.tsv", verify, 1))
+		return 1;
+	normalize(d);
+	return 0;
 }
 
 /* Fit on the samples whose group is not excluded (exclude[g] != 0). */

@@ -106,6 +106,21 @@ test_expect_success 'ratio columns: runtimes from the reference' '
 	test_cmp want got
 '
 
+test_expect_success 'retest.tsv: a sample measured again is one sample, at the geometric mean' '
+	mkdir -p rt/models && cp d/models/* rt/models/ &&
+	cp d/samples.tsv rt/samples.tsv &&
+	# blur seed 1 measured again at 4 times its first time, seed 2 at
+	# once its time: the first becomes twice its time, the second stays
+	awk -F"\t" -v OFS="\t" "NR == 1 { \$4 *= 4 } NR <= 2" d/samples.tsv \
+		>rt/retest.tsv &&
+	protune train --data rt --trees 0 --dump rt.tsv >out &&
+	test_grep "^90 samples of 3 pipelines" out &&
+	sed -n "2,3p" rt.tsv | cut -f1-3 >got &&
+	sed -n "1,2p" d/samples.tsv |
+		awk -F"\t" -v OFS="\t" "{ print \$1, \$2, (NR == 1 ? 2 : 1) * \$4 }" >want &&
+	test_cmp want got
+'
+
 test_expect_success 'a sample of a schedule the space no longer draws is skipped and counted' '
 	mkdir -p bad/models && cp d/models/* bad/models/ &&
 	sed "5s/	[0-9a-f]*\$/	0123456789abcdef/" d/samples.tsv >bad/samples.tsv &&
