@@ -538,7 +538,7 @@ static double loop_iterations(const struct pt_features *fx, const double *r,
 static void promoted(const struct pt_model *m, const struct pt_features *fx,
 		     const double *rows, int vbytes, unsigned char *reg)
 {
-	int f, s, a, n = m->nfuncs < INL_MAX ? m->nfuncs : INL_MAX;
+	int f, s, a, any = 0, n = m->nfuncs < INL_MAX ? m->nfuncs : INL_MAX;
 
 	for (f = 0; f < n; f++) {
 		const struct pt_func *mf = &m->funcs[f];
@@ -553,7 +553,10 @@ static void promoted(const struct pt_model *m, const struct pt_features *fx,
 			if (loop_iterations(fx, &rows[(size_t)s *
 						     PT_FEAT_COUNT], s) > 0)
 				reg[f] = 0;
+		any |= reg[f];
 	}
+	if (!any)
+		return;
 	for (s = 0; s < m->nstages; s++) {
 		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
 		double it;
