@@ -559,11 +559,12 @@ static void promoted(const struct pt_model *m, const struct pt_features *fx,
 		return;
 	for (s = 0; s < m->nstages; s++) {
 		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
-		double it;
+		/* An inlined reader (-1: reads through it are not followed,
+		 * so a Func read that way stays in memory) or the iterations
+		 * of the reader's innermost loop. */
+		double it = r[PT_FEAT_NUM_PRODUCTIONS] > 0 ?
+			loop_iterations(fx, r, s) : -1;
 
-		if (!(r[PT_FEAT_NUM_PRODUCTIONS] > 0))
-			continue;
-		it = loop_iterations(fx, r, s);
 		for (a = 0; a < m->stages[s].naccesses; a++) {
 			const struct pt_access *ac = &m->stages[s].accesses[a];
 			int p = ac->producer;
@@ -571,29 +572,13 @@ static void promoted(const struct pt_model *m, const struct pt_features *fx,
 			if (ac->kind != PT_ACCESS_FUNC || ac->is_store ||
 			    p >= n || p == m->stages[s].func || !reg[p])
 				continue;
-			if (rows[(size_t)m->funcs[p].first_stage *
+			if (it < 0 ||
+			    rows[(size_t)m->funcs[p].first_stage *
 				 PT_FEAT_COUNT + PT_FEAT_NUM_REALIZATIONS] <
 			    0.99 * it)
 				reg[p] = 0;
 		}
 	}
-	/* Reads through an inlined Func are not followed: a Func read that
-	 * way stays in memory. */
-	for (f = 0; f < n; f++)
-		if (reg[f])
-			for (s = 0; s < m->nstages; s++) {
-				const double *r = &rows[(size_t)s *
-							PT_FEAT_COUNT];
-
-				if (r[PT_FEAT_NUM_PRODUCTIONS] > 0)
-					continue;
-				for (a = 0; a < m->stages[s].naccesses; a++)
-					if (m->stages[s].accesses[a].kind ==
-					    PT_ACCESS_FUNC &&
-					    m->stages[s].accesses[a].producer ==
-					    f)
-						reg[f] = 0;
-			}
 }
 
 /* The speedup an inlined Func gets: the largest of the stages (not
