@@ -381,10 +381,11 @@ static struct pt_cost *bench_cost_model(void)
  * of the a->bench states they draw, its schedule's text and, when costing,
  * the bytes of the predicted cost and of the terms. Untimed; a change that
  * should not alter any result must leave it unchanged. 0 or a PT_E* code. */
-static int bench_digest(const struct args *a, const struct pt_model *m,
-			const struct pt_space *sp, struct pt_space_work *w,
+static int bench_digest(const struct args *a, const struct pt_space *sp,
+			struct pt_space_work *w,
 			const struct pt_space_state *root,
 			struct pt_space_state *st, struct pt_features *fx,
+			const struct pt_cost_prep *prep,
 			const struct pt_cost *cost, double *rows, uint64_t *digest)
 {
 	struct pt_strbuf text = PT_STRBUF_INIT;
@@ -403,7 +404,7 @@ static int bench_digest(const struct args *a, const struct pt_model *m,
 			break;
 		h = XXH3_64bits_withSeed(text.buf, text.len, h);
 		if (cost && !(ret = pt_features_compute(fx, s, rows, NULL))) {
-			pt_cost_terms(m, fx, rows, terms);
+			pt_cost_terms(prep, fx, rows, terms);
 			pred = pt_cost_predict(cost, terms);
 			h = XXH3_64bits_withSeed(&pred, sizeof(pred), h);
 			h = XXH3_64bits_withSeed(terms, sizeof(terms), h);
@@ -424,6 +425,7 @@ static int space_bench(const struct args *a, const struct pt_model *m,
 {
 	struct pt_space_state *st = pt_space_state_new(sp);
 	struct pt_features *fx = NULL;
+	struct pt_cost_prep *prep = NULL;
 	struct pt_cost *cost = bench_cost_model();
 	double *rows = malloc((size_t)m->nstages * PT_FEAT_COUNT *
 			      sizeof(*rows));
@@ -431,7 +433,8 @@ static int space_bench(const struct args *a, const struct pt_model *m,
 	uint64_t digest = 0;
 	int i, pass, ret = 0;
 
-	if (!st || !rows || pt_features_new(m, &fx, NULL)) {
+	if (!st || !rows || pt_features_new(m, &fx, NULL) ||
+	    pt_cost_prep_new(m, fx, &prep, NULL)) {
 		ret = PT_ENOMEM;
 		goto out;
 	}
@@ -452,17 +455,19 @@ static int space_bench(const struct args *a, const struct pt_model *m,
 				ret = pt_space_sched_scratch(sp, st, w, &s);
 			if (!ret && pass == 2 &&
 			    !(ret = pt_features_compute(fx, s, rows, NULL))) {
-				pt_cost_terms(m, fx, rows, terms);
+				pt_cost_terms(prep, fx, rows, terms);
 				sink += pt_cost_predict(cost, terms);
 			}
 		}
 		t[pass + 1] = seconds();
 	}
 	if (!ret)
-		ret = bench_digest(a, m, sp, w, root, st, fx, cost, rows, &digest);
+		ret = bench_digest(a, sp, w, root, st, fx, prep, cost, rows,
+				   &digest);
 out:
 	free(st);
 	free(rows);
+	pt_cost_prep_free(prep);
 	pt_features_free(fx);
 	pt_cost_free(cost);
 	if (ret)
@@ -491,6 +496,7 @@ static int cmd_cost(const struct args *a)
 	struct pt_model *m = NULL;
 	struct pt_sched *s = NULL;
 	struct pt_features *fx = NULL;
+	struct pt_cost_prep *prep = NULL;
 	struct pt_cost *c = NULL;
 	double *rows = NULL, terms[PT_TERM_COUNT], pred, lin;
 	const double *coef;
@@ -505,7 +511,8 @@ static int cmd_cost(const struct args *a)
 	}
 	rows = malloc((size_t)(m->nstages > 0 ? m->nstages : 1) *
 		      PT_FEAT_COUNT * sizeof(*rows));
-	if (!rows || pt_features_new(m, &fx, &err)) {
+	if (!rows || pt_features_new(m, &fx, &err) ||
+	    pt_cost_prep_new(m, fx, &prep, &err)) {
 		ret = pt_cli_fail("%s", rows ? err.msg : "out of memory");
 		goto out;
 	}
@@ -513,7 +520,7 @@ static int cmd_cost(const struct args *a)
 		ret = pt_cli_fail("%s: %s", display_name(a->pos[1]), err.msg);
 		goto out;
 	}
-	pt_cost_terms(m, fx, rows, terms);
+	pt_cost_terms(prep, fx, rows, terms);
 	pred = pt_cost_predict(c, terms);
 	lin = pt_cost_linear(c, terms);
 	coef = pt_cost_coef(c);
@@ -533,6 +540,7 @@ static int cmd_cost(const struct args *a)
 					   strerror(errno)) : 0;
 out:
 	free(rows);
+	pt_cost_prep_free(prep);
 	pt_features_free(fx);
 	pt_cost_free(c);
 	pt_strbuf_release(&path);

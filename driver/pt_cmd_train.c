@@ -48,6 +48,7 @@ struct group {
 	char *dir;
 	struct pt_train_space ts;
 	struct pt_features *fx;
+	struct pt_cost_prep *prep;
 	double *rows;
 	int n;              /* samples kept */
 	int held_out;
@@ -78,6 +79,7 @@ static void group_release(struct group *g)
 	free(g->name);
 	free(g->dir);
 	free(g->rows);
+	pt_cost_prep_free(g->prep);
 	pt_features_free(g->fx);
 	pt_train_space_close(&g->ts);
 }
@@ -126,7 +128,8 @@ static int find_group(struct data *d, const char *dir, const char *name,
 	}
 	if (pt_train_space_open(&g->ts, path.buf))
 		goto out;
-	if (pt_features_new(g->ts.m, &g->fx, &err)) {
+	if (pt_features_new(g->ts.m, &g->fx, &err) ||
+	    pt_cost_prep_new(g->ts.m, g->fx, &g->prep, &err)) {
 		ret = pt_cli_fail("%s: %s", path.buf, err.msg[0] ? err.msg :
 			   "cannot analyse the model");
 		goto out;
@@ -399,7 +402,7 @@ static int load_tsv(struct data *d, const char *dir, const char *file,
 				   f[0], seed, err.msg);
 			goto out;
 		}
-		pt_cost_terms(d->g[gi].ts.m, d->g[gi].fx, d->g[gi].rows, terms);
+		pt_cost_terms(d->g[gi].prep, d->g[gi].fx, d->g[gi].rows, terms);
 		if (add_sample(d, gi, seed, ms, terms, ratio, ref, again))
 			goto out;
 	}

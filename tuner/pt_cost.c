@@ -113,47 +113,6 @@ static int is_transcendental(const char *op)
 	return 0;
 }
 
-/* Per point of a stage: native vector registers an operation of width V
- * lanes occupies, summed over its arithmetic and its calls of one
- * instruction (loads and stores apart), its scalar operations, and its
- * transcendental calls. A call's registers follow the Func's type (the
- * histogram does not say the call's). */
-static void op_counts(const struct pt_model *m, const struct pt_stage *st,
-		      const double *algo, double lanes, int vbytes,
-		      double *vregs, double *scalars, double *calls)
-{
-	const struct pt_func *f = &m->funcs[st->func];
-	int fb = f->ntypes ? (f->types[0].bits + 7) / 8 : 4;
-	double cregs = ceil(lanes * (fb > 0 ? fb : 1) / vbytes);
-	int op, tc, i;
-
-	*vregs = *scalars = *calls = 0;
-	for (op = 0; op < PT_OP_COUNT; op++)
-		for (tc = 0; tc < PT_TC_COUNT; tc++) {
-			double n = algo[PT_ALGO_OP(op, tc)];
-
-			if (n <= 0 || op == PT_OP_LOAD || op == PT_OP_CALL)
-				continue;
-			*scalars += n;
-			*vregs += n * ceil(lanes * type_bytes(tc) / vbytes);
-		}
-	for (tc = 0; tc < PT_TC_COUNT; tc++)
-		if (algo[PT_ALGO_OP(PT_OP_CALL, tc)] > 0)
-			break;
-	for (i = 0; tc < PT_TC_COUNT && i < st->nops; i++) {
-		double n = (double)st->ops[i].count;
-
-		if (strncmp(st->ops[i].name, "call.", 5))
-			continue;
-		if (is_transcendental(st->ops[i].name)) {
-			*calls += n;
-		} else {
-			*scalars += n;
-			*vregs += n * cregs;
-		}
-	}
-}
-
 /* --- loads, with loop-invariant code motion ----------------------------------
  *
  * The loads of a stage are walked through the Funcs inlined into it, as
@@ -167,6 +126,12 @@ static void op_counts(const struct pt_model *m, const struct pt_stage *st,
  * reads and stores of its own Func, when the loops just outside the
  * vector loop are reduction loops, are hoisted the same way: the
  * accumulator stays in a register.
+ *
+ * What the walk needs of the model (the accesses grouped by how they
+ * move, their coefficients as doubles, their element sizes, the inputs'
+ * sizes) is the same for every schedule: struct pt_cost_prep holds it
+ * (below), so that a schedule's walk is only the arithmetic that depends
+ * on its loops and on which Funcs it inlines.
  */
 #define WALK_MAXDIMS PT_FP_MAXDIMS
 #define INL_MAX 256   /* Funcs whose per-Func flags and speedups are kept
@@ -186,146 +151,155 @@ struct dep {
 	unsigned char var[WALK_MAXDIMS];
 };
 
-struct walk {
-	const struct pt_model *m;
-	const double *rows;
-	const struct pt_feat_loop *loops;
-	int nloops;
-	int vec;              /* the vector loop, -1 if none */
-	int nd;               /* the costed stage's dims (<= WALK_MAXDIMS) */
-	int vbytes;
-	int budget;
-	/* per vector (or per scalar point for sl), before hoisting is
-	 * undone by the counts of vectors */
-	double vl, ga, bc, sl, tail, us;
-	/* prefetch streams restarted (per vector, or per scalar point) on
-	 * data too large for L2: see walk_leaf() */
-	double jl;
-	/* per Func (NULL, or indices >= INL_MAX: none): its buffer lives
-	 * in registers inside the costed stage (promoted()) */
-	const unsigned char *reg;
+/* --- what the terms need of the model ------------------------------------- */
+
+/* One operation of a stage's histogram other than loads and calls: its
+ * count per point and its width, 1 << b bytes a lane. */
+struct cp_op {
+	double n;
+	int b;
 };
 
-/* Does loop i of the walk move an access (coordinates dep) across rows,
- * that is in a coordinate other than its first (or in one that is not
- * affine)? */
-static int steps_across(const struct walk *w, const struct dep *dep, int n,
-			int i)
+/* A dim of a stage that a coordinate moves with: by ce (the rational
+ * coefficient as a double), or not affinely (ve); src is the pure var of
+ * the stage's Func the dim is, -1 for an RVar. */
+struct cp_term {
+	double ce;
+	int src;
+	int ve;
+};
+
+/* A coordinate of an access: `any` (neither affine nor partial), else its
+ * terms, the dims with a non-zero coefficient or varying, in dim order. */
+struct cp_coord {
+	int any;
+	int tm0, ntm;         /* in prep->tm */
+};
+
+/* Accesses of a stage next to each other that move alike (same_motion():
+ * a stencil's taps), walked as one. */
+struct cp_group {
+	double cnt;           /* their counts, summed in order */
+	double far;           /* an input's miss() against L2 */
+	int n;                /* coordinates followed (<= WALK_MAXDIMS) */
+	int co;               /* the first in prep->co and prep->root */
+	int func;             /* reads (or stores) a Func; else an input */
+	int producer;
+	int store;
+	int through;          /* a read of another Func: walked through it
+			       * when the schedule inlines it */
+	int bytes;            /* bytes an element, >= 1 */
+	unsigned mask, across;/* dep_masks() of its root deps */
+};
+
+/* Per stage. */
+struct cp_stage {
+	/* op_counts() per point, but for the vector registers, which
+	 * depend on the lanes */
+	double scalars, calls;
+	int op0, nop;         /* its other operations in prep->op */
+	int call0, ncall;     /* its calls of one instruction in prep->call */
+	unsigned sizes;       /* bit b: an operation 1 << b bytes wide */
+	int fb;               /* bytes of its Func's first value (4: none) */
+	int grp0, ngrp;       /* its access groups in prep->grp */
+	int eff0, neff;       /* Funcs it accesses (pt_cost_terms()'s
+			       * inl_eff), in prep->fn */
+	int rd0, nrd;         /* other Funcs it reads (promoted()), in
+			       * prep->fn */
+};
+
+struct pt_cost_prep {
+	const struct pt_model *m;
+	double cores;         /* machine_cores() */
+	int vbytes;           /* bytes of a native vector */
+	struct cp_stage *st;  /* m->nstages */
+	struct cp_op *op;
+	double *call;
+	struct cp_group *grp;
+	struct cp_coord *co;
+	/* Parallel to co: a group's coordinates as deps on the dims of its
+	 * own stage, when it is the stage costed (its ndims at most
+	 * WALK_MAXDIMS; else unused). */
+	struct dep *root;
+	struct cp_term *tm;
+	int *fn;
+	/* heap_faults(), when m->nfuncs <= HEAP_FUNCS: each Func's blocks
+	 * and their shares of its bytes, and the (reader, Func read) pairs
+	 * in the order the uses are passed on. */
+	int *nblk;
+	double (*share)[4];
+	int (*edge)[2];
+	int nedge;
+};
+
+/* The dims an access moves with (all when a coordinate is not affine),
+ * and those that move it across rows, in a coordinate other than its
+ * first (all when one is not affine). */
+static void dep_masks(const struct dep *dep, int n, int nd, unsigned *mask,
+		      unsigned *across)
 {
-	int k, d = w->loops[i].dim;
+	int k, i;
 
-	for (k = 0; k < n; k++)
-		if (dep[k].any ||
-		    (k > 0 && (dep[k].coef[d] != 0 || dep[k].var[d])))
-			return 1;
-	return 0;
-}
-
-/* One load or store: count `cnt` per point of the stage, `bytes` per
- * element, coordinates `dep`; `far` (0 to 1) says how far from the core
- * the data it reads lives (its producer's realization against L2).
- *
- * Besides the loads themselves, the order of their addresses: walking
- * along a row, the hardware prefetchers stream the lines in; walking
- * across a few rows, each row is a stream of its own, and they follow
- * those too. Across more rows than they track (STREAM_ROWS), each time
- * the walk comes back to a row it starts that stream again, and for data
- * that does not stay in L2 waits on memory: blur's stencil walked down
- * 64-row columns ran 3 times slower than the same work along its rows
- * (doc/cost-model.md). strided_loads counts those restarts, one per run
- * along a row, weighted by `far`. */
-static void walk_leaf(struct walk *w, const struct dep *dep, int n,
-		      double cnt, int bytes, int store, double far)
-{
-	const struct pt_feat_loop *l = w->loops;
-	unsigned mask = 0;
-	double amort = 1, unr = 1, cost, run, rows;
-	int i, j, k, cls;
-
+	*mask = *across = 0;
 	for (k = 0; k < n; k++) {
 		if (dep[k].any) {
-			mask = ~0u;
-			break;
+			*mask = *across = ~0u;
+			return;
 		}
-		for (i = 0; i < w->nd; i++)
-			if (dep[k].coef[i] != 0 || dep[k].var[i])
-				mask |= 1u << i;
+		for (i = 0; i < nd; i++)
+			if (dep[k].coef[i] != 0 || dep[k].var[i]) {
+				*mask |= 1u << i;
+				if (k > 0)
+					*across |= 1u << i;
+			}
 	}
-	for (i = (w->vec >= 0 ? w->vec : w->nloops) - 1; i >= 0; i--) {
-		if (mask & (1u << l[i].dim)) {
-			if (l[i].kind == PT_LOOP_UNROLL &&
-			    unr * (double)l[i].extent <= WALK_UNROLL_REGS) {
-				unr *= (double)l[i].extent;
+}
+
+/* What op_counts() needs of stage s: the scalar and transcendental counts
+ * summed in its order (the histogram, then the calls), and the operations
+ * whose registers depend on the lanes, in that order too. */
+static void prep_ops(struct pt_cost_prep *p, const struct pt_features *fx,
+		     int s, int *nop, int *ncall)
+{
+	const struct pt_stage *st = &p->m->stages[s];
+	const struct pt_func *f = &p->m->funcs[st->func];
+	const double *algo = pt_features_algo(fx, s);
+	struct cp_stage *cs = &p->st[s];
+	int op, tc, i, b;
+
+	cs->fb = f->ntypes ? (f->types[0].bits + 7) / 8 : 4;
+	cs->op0 = *nop;
+	for (op = 0; op < PT_OP_COUNT; op++)
+		for (tc = 0; tc < PT_TC_COUNT; tc++) {
+			double n = algo[PT_ALGO_OP(op, tc)];
+
+			if (n <= 0 || op == PT_OP_LOAD || op == PT_OP_CALL)
 				continue;
-			}
-			break;
+			cs->scalars += n;
+			for (b = 0; (1 << b) < type_bytes(tc); b++)
+				;
+			p->op[*nop].n = n;
+			p->op[(*nop)++].b = b;
+			cs->sizes |= 1u << b;
 		}
-		amort *= (double)(l[i].extent > 1 ? l[i].extent : 1);
-	}
-	/* How the access walks memory, from the vector loop out: loops that
-	 * move it across rows multiply the rows it interleaves; loops that
-	 * move it along its rows (its first coordinate only) lengthen the
-	 * run it makes in each row while those rows are few enough for the
-	 * prefetcher to follow (the streams go on); past STREAM_ROWS rows, a
-	 * loop along the rows comes back to each row only after its stream
-	 * is lost, and the walk stops there. Loops that run once or that it
-	 * does not move with take no step. */
-	run = rows = 1;
-	for (j = (w->vec >= 0 ? w->vec : w->nloops) - 1; j >= 0; j--) {
-		if (l[j].extent <= 1 || !(mask & (1u << l[j].dim)))
+	cs->nop = *nop - cs->op0;
+	cs->call0 = *ncall;
+	for (tc = 0; tc < PT_TC_COUNT; tc++)
+		if (algo[PT_ALGO_OP(PT_OP_CALL, tc)] > 0)
+			break;
+	for (i = 0; tc < PT_TC_COUNT && i < st->nops; i++) {
+		double n = (double)st->ops[i].count;
+
+		if (strncmp(st->ops[i].name, "call.", 5))
 			continue;
-		if (steps_across(w, dep, n, j))
-			rows *= (double)l[j].extent;
-		else if (rows <= STREAM_ROWS)
-			run *= (double)l[j].extent;
-		else
-			break;
-	}
-	if (rows > STREAM_ROWS && far > 0)
-		w->jl += far * cnt / amort / run;
-	if (store) {
-		w->us += cnt / amort;
-		return;
-	}
-	if (w->vec < 0) {
-		w->sl += cnt / amort;
-		return;
-	}
-	/* 0: dense, 1: gather, 2: broadcast */
-	{
-		int dv = l[w->vec].dim, moves = 0, other = 0;
-		double c0 = 0, V = (double)l[w->vec].extent;
-
-		cls = 1;
-		for (k = 0; k < n && !dep[k].any && !dep[k].var[dv]; k++) {
-			double c = dep[k].coef[dv] * (double)l[w->vec].stride;
-
-			if (c != 0) {
-				moves = 1;
-				if (k)
-					other = 1;
-				else
-					c0 = fabs(c);
-			}
+		if (is_transcendental(st->ops[i].name)) {
+			cs->calls += n;
+		} else {
+			cs->scalars += n;
+			p->call[(*ncall)++] = n;
 		}
-		if (k == n) {
-			if (!moves)
-				cls = 2;
-			else if (!other && c0 <= 4)
-				cls = 0;
-		}
-		cost = cls == 0 ? ceil(V * c0 * bytes / w->vbytes) :
-			cls == 1 ? V : 1;
-		if (cost < 1)
-			cost = 1;
 	}
-	if (cls == 0)
-		w->vl += cnt * cost / amort;
-	else if (cls == 1)
-		w->ga += cnt * cost / amort;
-	else
-		w->bc += cnt * cost / amort;
-	w->tail += cnt / amort;
+	cs->ncall = *ncall - cs->call0;
 }
 
 /* Do accesses a and b read the same producer with the same coefficients
@@ -356,128 +330,523 @@ static int same_motion(const struct pt_access *a, const struct pt_access *b,
 	return 1;
 }
 
-/* Walk the accesses of stage `st`; `in` maps the pure dims of its Func to
- * the costed stage's dims (NULL: st is the costed stage). */
-static void walk_stage(struct walk *w, const struct pt_stage *st,
-		       const struct dep *in, int nin, double mult, int depth)
+/* Coordinate k of access ac of stage st as group g's: its terms, and its
+ * dep when st is the stage costed. */
+static void prep_coord(struct pt_cost_prep *p, const struct pt_stage *st,
+		       const struct pt_access *ac, const struct cp_group *g,
+		       int k, int *ntm)
 {
-	const struct pt_model *m = w->m;
-	struct dep dep[WALK_MAXDIMS];
-	int a, k, e, d;
-	double far;
+	const struct pt_coord *c = &ac->coords[k];
+	struct cp_coord *co = &p->co[g->co + k];
+	struct dep *dep = &p->root[g->co + k];
+	int e;
 
-	for (a = 0; a < st->naccesses && w->budget > 0; a++) {
+	co->tm0 = *ntm;
+	if (!(c->affine && c->coef) && !pt_coord_partial(c)) {
+		co->any = dep->any = 1;
+		return;
+	}
+	for (e = 0; e < st->ndims; e++) {
+		struct cp_term *t = &p->tm[*ntm];
+
+		t->ve = !c->affine && c->varies[e];
+		if (!c->coef[e].num && !t->ve)
+			continue;
+		t->ce = (double)c->coef[e].num / (double)c->coef[e].den;
+		t->src = st->dims[e].is_rvar ? -1 : st->dims[e].index;
+		(*ntm)++;
+		/* as the stage costed: its own dims */
+		if (dep->any || st->ndims > WALK_MAXDIMS)
+			continue;
+		if (t->ve)
+			dep->var[e] = 1;
+		else
+			dep->coef[e] += t->ce;
+	}
+	co->ntm = *ntm - co->tm0;
+}
+
+/* The access groups of stage s (walk_stage()). */
+static void prep_groups(struct pt_cost_prep *p, int s, int *ngrp, int *nco,
+			int *ntm)
+{
+	const struct pt_model *m = p->m;
+	const struct pt_stage *st = &m->stages[s];
+	struct cp_stage *cs = &p->st[s];
+	int a, k, d;
+
+	cs->grp0 = *ngrp;
+	for (a = 0; a < st->naccesses; a++) {
 		const struct pt_access *ac = &st->accesses[a];
-		int n = ac->ncoords < WALK_MAXDIMS ? ac->ncoords : WALK_MAXDIMS;
-		double cnt = ac->count;
-		int bytes;
+		struct cp_group *g = &p->grp[(*ngrp)++];
 
-		/* Accesses that differ only in their constant offsets (a
-		 * stencil's taps) move alike: walk them once. */
+		g->cnt = ac->count;
 		while (a + 1 < st->naccesses &&
 		       same_motion(ac, &st->accesses[a + 1], st->ndims))
-			cnt += st->accesses[++a].count;
-		w->budget--;
-		for (k = 0; k < n; k++) {
-			const struct pt_coord *c = &ac->coords[k];
-
-			dep[k].any = 0;
-			for (d = 0; d < w->nd; d++) {
-				dep[k].coef[d] = 0;
-				dep[k].var[d] = 0;
-			}
-			if (!(c->affine && c->coef) && !pt_coord_partial(c)) {
-				dep[k].any = 1;
-				continue;
-			}
-			for (e = 0; e < st->ndims && !dep[k].any; e++) {
-				int ve = !c->affine && c->varies[e];
-				const struct dep *src;
-				double ce;
-
-				if (!c->coef[e].num && !ve)
-					continue;
-				ce = (double)c->coef[e].num /
-					(double)c->coef[e].den;
-				if (!in) {
-					if (e >= WALK_MAXDIMS)
-						dep[k].any = 1;
-					else if (ve)
-						dep[k].var[e] = 1;
-					else
-						dep[k].coef[e] += ce;
-					continue;
-				}
-				if (st->dims[e].is_rvar ||
-				    st->dims[e].index >= nin ||
-				    in[st->dims[e].index].any) {
-					dep[k].any = 1;
-					continue;
-				}
-				src = &in[st->dims[e].index];
-				for (d = 0; d < w->nd; d++) {
-					if (ve) {
-						dep[k].var[d] |= src->coef[d] !=
-							0 || src->var[d];
-						continue;
-					}
-					dep[k].coef[d] += ce * src->coef[d];
-					dep[k].var[d] |= src->var[d];
-				}
-			}
-		}
-		if (ac->kind == PT_ACCESS_FUNC && !ac->is_store &&
-		    ac->producer != st->func && depth < 32 &&
-		    is_inlined(w->rows, m, ac->producer)) {
-			int ps = m->funcs[ac->producer].first_stage;
-
-			walk_stage(w, &m->stages[ps], dep, n, mult * cnt,
-				   depth + 1);
-			continue;
-		}
-		if (ac->kind == PT_ACCESS_FUNC && !ac->is_store && w->reg &&
-		    ac->producer < INL_MAX && w->reg[ac->producer])
-			continue;
-		if (ac->kind == PT_ACCESS_FUNC) {
+			g->cnt += st->accesses[++a].count;
+		g->n = ac->ncoords < WALK_MAXDIMS ? ac->ncoords : WALK_MAXDIMS;
+		g->co = *nco;
+		*nco += g->n;
+		g->func = ac->kind == PT_ACCESS_FUNC;
+		g->producer = ac->producer;
+		g->store = ac->is_store;
+		g->through = g->func && !ac->is_store &&
+			ac->producer != st->func;
+		if (g->func) {
 			const struct pt_func *f = &m->funcs[ac->producer];
 			int v = ac->value_index < f->ntypes ?
 				ac->value_index : 0;
 
-			bytes = f->ntypes ? (f->types[v].bits + 7) / 8 : 4;
-			far = w->rows[(size_t)f->first_stage * PT_FEAT_COUNT +
-				      PT_FEAT_BYTES_AT_REALIZATION];
+			g->bytes = f->ntypes ? (f->types[v].bits + 7) / 8 : 4;
 		} else {
 			const struct pt_input *ip = &m->inputs[ac->producer];
+			double far;
 
-			bytes = (ip->type.bits + 7) / 8;
-			far = bytes;
+			g->bytes = (ip->type.bits + 7) / 8;
+			far = g->bytes;
 			for (d = 0; d < ip->ndims; d++)
 				far *= (double)(ip->est_extent &&
 						ip->est_extent[d] > 0 ?
 						ip->est_extent[d] : 1);
+			g->far = miss(far, L2_BYTES);
 		}
-		walk_leaf(w, dep, n, mult * cnt, bytes > 0 ? bytes : 1,
-			  ac->is_store, miss(far, L2_BYTES));
+		if (g->bytes <= 0)
+			g->bytes = 1;
+		for (k = 0; k < g->n; k++)
+			prep_coord(p, st, ac, g, k, ntm);
+		dep_masks(&p->root[g->co], g->n,
+			  st->ndims < WALK_MAXDIMS ? st->ndims : WALK_MAXDIMS,
+			  &g->mask, &g->across);
+	}
+	cs->ngrp = *ngrp - cs->grp0;
+}
+
+/* Append f to the list from fn[first] to fn[*n] unless it is there. */
+static void add_func(int *fn, int first, int *n, int f)
+{
+	int i;
+
+	for (i = first; i < *n; i++)
+		if (fn[i] == f)
+			return;
+	fn[(*n)++] = f;
+}
+
+/* The Funcs stage s accesses: all those below INL_MAX (inl_eff), and the
+ * other Funcs it reads below min(nfuncs, INL_MAX) (promoted()). Each once:
+ * what is done with them does not depend on how often. */
+static void prep_funcs(struct pt_cost_prep *p, int s, int *nfn)
+{
+	const struct pt_model *m = p->m;
+	const struct pt_stage *st = &m->stages[s];
+	struct cp_stage *cs = &p->st[s];
+	int a, n = m->nfuncs < INL_MAX ? m->nfuncs : INL_MAX;
+
+	cs->eff0 = *nfn;
+	for (a = 0; a < st->naccesses; a++)
+		if (st->accesses[a].kind == PT_ACCESS_FUNC &&
+		    st->accesses[a].producer < INL_MAX)
+			add_func(p->fn, cs->eff0, nfn,
+				 st->accesses[a].producer);
+	cs->neff = *nfn - cs->eff0;
+	cs->rd0 = *nfn;
+	for (a = 0; a < st->naccesses; a++) {
+		const struct pt_access *ac = &st->accesses[a];
+
+		if (ac->kind == PT_ACCESS_FUNC && !ac->is_store &&
+		    ac->producer < n && ac->producer != st->func)
+			add_func(p->fn, cs->rd0, nfn, ac->producer);
+	}
+	cs->nrd = *nfn - cs->rd0;
+}
+
+/* heap_faults()'s blocks per Func (one per value of a Tuple, at most 4,
+ * sized by the widths of its values) and the order in which it passes
+ * the Funcs' last uses on: from the last Func back, each reader's to what
+ * it reads, once per pair (a stencil reads its producer many times; the
+ * reader's use does not change while it is passed on). */
+static void prep_heap(struct pt_cost_prep *p)
+{
+	const struct pt_model *m = p->m;
+	int nf = m->nfuncs, f, g, s, a, k, first;
+
+	for (f = 0; f < nf; f++) {
+		const struct pt_func *mf = &m->funcs[f];
+		int nt = mf->ntypes > 4 ? 4 : mf->ntypes > 0 ? mf->ntypes : 1;
+		int bits = 0;
+
+		for (k = 0; k < nt && mf->ntypes > 0; k++)
+			bits += mf->types[k].bits;
+		for (k = 0; k < nt; k++)
+			p->share[f][k] = bits ? (double)mf->types[k].bits /
+				bits : 1.0 / nt;
+		p->nblk[f] = nt;
+	}
+	for (g = nf - 1; g >= 0; g--) {
+		first = p->nedge;
+		for (s = m->funcs[g].first_stage;
+		     s < m->funcs[g].first_stage + m->funcs[g].nstages; s++)
+			for (a = 0; a < m->stages[s].naccesses; a++) {
+				const struct pt_access *ac =
+					&m->stages[s].accesses[a];
+
+				if (ac->kind != PT_ACCESS_FUNC ||
+				    ac->producer < 0 || ac->producer >= g)
+					continue;
+				for (k = first; k < p->nedge &&
+				     p->edge[k][1] != ac->producer; k++)
+					;
+				if (k < p->nedge)
+					continue;
+				p->edge[p->nedge][0] = g;
+				p->edge[p->nedge++][1] = ac->producer;
+			}
+	}
+}
+
+/* calloc of n (at least 1) elements of size sz; NULL sets *bad. */
+static void *prep_alloc(size_t n, size_t sz, int *bad)
+{
+	void *q = calloc(n ? n : 1, sz);
+
+	if (!q)
+		*bad = 1;
+	return q;
+}
+
+int pt_cost_prep_new(const struct pt_model *m, const struct pt_features *fx,
+		     struct pt_cost_prep **out, struct pt_error *err)
+{
+	struct pt_cost_prep *p = calloc(1, sizeof(*p));
+	/* bounds: accesses, their coordinates and terms, ops */
+	size_t nacc = 0, nco = 0, ntm = 0, nops = 0;
+	/* filled so far */
+	int op = 0, call = 0, grp = 0, co = 0, tm = 0, fn = 0;
+	int s, a, bad = !p, heap;
+
+	*out = NULL;
+	if (!p)
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	p->m = m;
+	p->cores = machine_cores(m);
+	p->vbytes = pt_model_vector_lanes(m, 8);  /* lanes of bytes */
+	for (s = 0; s < m->nstages; s++) {
+		const struct pt_stage *st = &m->stages[s];
+
+		nacc += (size_t)st->naccesses;
+		nops += (size_t)st->nops;
+		for (a = 0; a < st->naccesses; a++) {
+			int n = st->accesses[a].ncoords;
+
+			n = n < WALK_MAXDIMS ? n : WALK_MAXDIMS;
+			nco += (size_t)n;
+			ntm += (size_t)n * (size_t)st->ndims;
+		}
+	}
+	heap = m->nfuncs <= HEAP_FUNCS;
+	p->st = prep_alloc((size_t)m->nstages, sizeof(*p->st), &bad);
+	p->op = prep_alloc((size_t)m->nstages * PT_OP_COUNT * PT_TC_COUNT,
+			   sizeof(*p->op), &bad);
+	p->call = prep_alloc(nops, sizeof(*p->call), &bad);
+	p->grp = prep_alloc(nacc, sizeof(*p->grp), &bad);
+	p->co = prep_alloc(nco, sizeof(*p->co), &bad);
+	p->root = prep_alloc(nco, sizeof(*p->root), &bad);
+	p->tm = prep_alloc(ntm, sizeof(*p->tm), &bad);
+	p->fn = prep_alloc(2 * nacc, sizeof(*p->fn), &bad);
+	p->nblk = prep_alloc(heap ? (size_t)m->nfuncs : 0, sizeof(*p->nblk),
+			     &bad);
+	p->share = prep_alloc(heap ? (size_t)m->nfuncs : 0, sizeof(*p->share),
+			      &bad);
+	p->edge = prep_alloc(heap ? nacc : 0, sizeof(*p->edge), &bad);
+	if (bad) {
+		pt_cost_prep_free(p);
+		return pt_error_set(err, PT_ENOMEM, "out of memory");
+	}
+	for (s = 0; s < m->nstages; s++) {
+		prep_ops(p, fx, s, &op, &call);
+		prep_groups(p, s, &grp, &co, &tm);
+		prep_funcs(p, s, &fn);
+	}
+	if (heap)
+		prep_heap(p);
+	*out = p;
+	return 0;
+}
+
+void pt_cost_prep_free(struct pt_cost_prep *p)
+{
+	if (!p)
+		return;
+	free(p->st);
+	free(p->op);
+	free(p->call);
+	free(p->grp);
+	free(p->co);
+	free(p->root);
+	free(p->tm);
+	free(p->fn);
+	free(p->nblk);
+	free(p->share);
+	free(p->edge);
+	free(p);
+}
+
+/* --- terms, per schedule -------------------------------------------------- */
+
+/* Per point of stage cs: native vector registers an operation of width V
+ * lanes occupies, summed over its arithmetic and its calls of one
+ * instruction (loads and stores apart), its scalar operations, and its
+ * transcendental calls. A call's registers follow the Func's type (the
+ * histogram does not say the call's). */
+static void op_counts(const struct pt_cost_prep *p, const struct cp_stage *cs,
+		      double lanes, double *vregs, double *scalars,
+		      double *calls)
+{
+	double regs[4] = { 0 }, cregs;
+	int i, b;
+
+	for (b = 0; b < 4; b++)
+		if (cs->sizes & 1u << b)
+			regs[b] = ceil(lanes * (1 << b) / p->vbytes);
+	*vregs = 0;
+	for (i = 0; i < cs->nop; i++)
+		*vregs += p->op[cs->op0 + i].n * regs[p->op[cs->op0 + i].b];
+	if (cs->ncall) {
+		cregs = ceil(lanes * (cs->fb > 0 ? cs->fb : 1) / p->vbytes);
+		for (i = 0; i < cs->ncall; i++)
+			*vregs += p->call[cs->call0 + i] * cregs;
+	}
+	*scalars = cs->scalars;
+	*calls = cs->calls;
+}
+
+struct walk {
+	const struct pt_cost_prep *p;
+	const struct pt_model *m;
+	const double *rows;
+	const struct pt_feat_loop *loops;
+	int nloops;
+	int vec;              /* the vector loop, -1 if none */
+	int nd;               /* the costed stage's dims (<= WALK_MAXDIMS) */
+	int vbytes;
+	int budget;
+	/* per vector (or per scalar point for sl), before hoisting is
+	 * undone by the counts of vectors */
+	double vl, ga, bc, sl, tail, us;
+	/* prefetch streams restarted (per vector, or per scalar point) on
+	 * data too large for L2: see walk_leaf() */
+	double jl;
+	/* per Func (NULL, or indices >= INL_MAX: none): its buffer lives
+	 * in registers inside the costed stage (promoted()) */
+	const unsigned char *reg;
+};
+
+/* How far from the core (0 to 1) the data group g reads lives: its
+ * producer's realization (or the input) against L2. */
+static double leaf_far(const struct walk *w, const struct cp_group *g)
+{
+	if (!g->func)
+		return g->far;
+	return miss(w->rows[(size_t)w->m->funcs[g->producer].first_stage *
+			    PT_FEAT_COUNT + PT_FEAT_BYTES_AT_REALIZATION],
+		    L2_BYTES);
+}
+
+/* One load or store, group g's: count `cnt` per point of the stage,
+ * g->bytes per element, coordinates `dep`, which move with the loop dims
+ * in `mask` and across rows (dep_masks()) with those in `across`.
+ *
+ * Besides the loads themselves, the order of their addresses: walking
+ * along a row, the hardware prefetchers stream the lines in; walking
+ * across a few rows, each row is a stream of its own, and they follow
+ * those too. Across more rows than they track (STREAM_ROWS), each time
+ * the walk comes back to a row it starts that stream again, and for data
+ * that does not stay in L2 waits on memory: blur's stencil walked down
+ * 64-row columns ran 3 times slower than the same work along its rows
+ * (doc/cost-model.md). strided_loads counts those restarts, one per run
+ * along a row, weighted by how far the data lives (leaf_far()). */
+static void walk_leaf(struct walk *w, const struct cp_group *g,
+		      const struct dep *dep, unsigned mask, unsigned across,
+		      double cnt)
+{
+	const struct pt_feat_loop *l = w->loops;
+	double amort = 1, unr = 1, cost, run, rows, far;
+	int i, j, k, cls, n = g->n;
+
+	for (i = (w->vec >= 0 ? w->vec : w->nloops) - 1; i >= 0; i--) {
+		if (mask & (1u << l[i].dim)) {
+			if (l[i].kind == PT_LOOP_UNROLL &&
+			    unr * (double)l[i].extent <= WALK_UNROLL_REGS) {
+				unr *= (double)l[i].extent;
+				continue;
+			}
+			break;
+		}
+		amort *= (double)(l[i].extent > 1 ? l[i].extent : 1);
+	}
+	/* How the access walks memory, from the vector loop out: loops that
+	 * move it across rows multiply the rows it interleaves; loops that
+	 * move it along its rows (its first coordinate only) lengthen the
+	 * run it makes in each row while those rows are few enough for the
+	 * prefetcher to follow (the streams go on); past STREAM_ROWS rows, a
+	 * loop along the rows comes back to each row only after its stream
+	 * is lost, and the walk stops there. Loops that run once or that it
+	 * does not move with take no step. */
+	run = rows = 1;
+	for (j = (w->vec >= 0 ? w->vec : w->nloops) - 1; j >= 0; j--) {
+		if (l[j].extent <= 1 || !(mask & (1u << l[j].dim)))
+			continue;
+		if (across & (1u << l[j].dim))
+			rows *= (double)l[j].extent;
+		else if (rows <= STREAM_ROWS)
+			run *= (double)l[j].extent;
+		else
+			break;
+	}
+	if (rows > STREAM_ROWS && (far = leaf_far(w, g)) > 0)
+		w->jl += far * cnt / amort / run;
+	if (g->store) {
+		w->us += cnt / amort;
+		return;
+	}
+	if (w->vec < 0) {
+		w->sl += cnt / amort;
+		return;
+	}
+	/* 0: dense, 1: gather, 2: broadcast */
+	{
+		int dv = l[w->vec].dim, moves = 0, other = 0;
+		double c0 = 0, V = (double)l[w->vec].extent;
+
+		cls = 1;
+		for (k = 0; k < n && !dep[k].any && !dep[k].var[dv]; k++) {
+			double c = dep[k].coef[dv] * (double)l[w->vec].stride;
+
+			if (c != 0) {
+				moves = 1;
+				if (k)
+					other = 1;
+				else
+					c0 = fabs(c);
+			}
+		}
+		if (k == n) {
+			if (!moves)
+				cls = 2;
+			else if (!other && c0 <= 4)
+				cls = 0;
+		}
+		cost = cls == 0 ? ceil(V * c0 * g->bytes / w->vbytes) :
+			cls == 1 ? V : 1;
+		if (cost < 1)
+			cost = 1;
+	}
+	if (cls == 0)
+		w->vl += cnt * cost / amort;
+	else if (cls == 1)
+		w->ga += cnt * cost / amort;
+	else
+		w->bc += cnt * cost / amort;
+	w->tail += cnt / amort;
+}
+
+/* The coordinates of group g of a stage inlined into the costed one as
+ * deps on the costed stage's dims, through `in`: how the pure dims of the
+ * inlined stage's Func move there. */
+static void compose(const struct walk *w, const struct cp_group *g,
+		    const struct dep *in, int nin, struct dep *dep)
+{
+	const struct pt_cost_prep *p = w->p;
+	int k, t, d;
+
+	for (k = 0; k < g->n; k++) {
+		const struct cp_coord *c = &p->co[g->co + k];
+
+		dep[k].any = 0;
+		for (d = 0; d < w->nd; d++) {
+			dep[k].coef[d] = 0;
+			dep[k].var[d] = 0;
+		}
+		if (c->any) {
+			dep[k].any = 1;
+			continue;
+		}
+		for (t = 0; t < c->ntm && !dep[k].any; t++) {
+			const struct cp_term *x = &p->tm[c->tm0 + t];
+			const struct dep *src;
+
+			if (x->src < 0 || x->src >= nin || in[x->src].any) {
+				dep[k].any = 1;
+				continue;
+			}
+			src = &in[x->src];
+			for (d = 0; d < w->nd; d++) {
+				if (x->ve) {
+					dep[k].var[d] |= src->coef[d] != 0 ||
+						src->var[d];
+					continue;
+				}
+				dep[k].coef[d] += x->ce * src->coef[d];
+				dep[k].var[d] |= src->var[d];
+			}
+		}
+	}
+}
+
+/* Walk the accesses of stage s; `in` maps the pure dims of its Func to
+ * the costed stage's dims (NULL: s is the costed stage). */
+static void walk_stage(struct walk *w, int s, const struct dep *in, int nin,
+		       double mult, int depth)
+{
+	const struct pt_cost_prep *p = w->p;
+	const struct cp_stage *cs = &p->st[s];
+	struct dep buf[WALK_MAXDIMS];
+	int i;
+
+	for (i = 0; i < cs->ngrp && w->budget > 0; i++) {
+		const struct cp_group *g = &p->grp[cs->grp0 + i];
+		const struct dep *dep = &p->root[g->co];
+		unsigned mask = g->mask, across = g->across;
+
+		w->budget--;
+		if (in) {
+			compose(w, g, in, nin, buf);
+			dep = buf;
+		}
+		if (g->through && depth < 32 &&
+		    is_inlined(w->rows, w->m, g->producer)) {
+			walk_stage(w, w->m->funcs[g->producer].first_stage,
+				   dep, g->n, mult * g->cnt, depth + 1);
+			continue;
+		}
+		if (g->func && !g->store && w->reg &&
+		    g->producer < INL_MAX && w->reg[g->producer])
+			continue;
+		if (in)
+			dep_masks(dep, g->n, w->nd, &mask, &across);
+		walk_leaf(w, g, dep, mask, across, mult * g->cnt);
 	}
 }
 
 /* The load and store terms of non-inlined stage s, scaled by its vectors,
  * scalars and parallel speedup. Falls back on the features' own load
  * counts (no hoisting) for a stage too large to walk. */
-static void load_terms(const struct pt_model *m,
+static void load_terms(const struct pt_cost_prep *p,
 		       const struct pt_features *fx, const double *rows,
-		       int s, int vbytes, double eff,
-		       const unsigned char *reg, double *terms)
+		       int s, double eff, const unsigned char *reg,
+		       double *terms)
 {
+	const struct pt_model *m = p->m;
 	const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
 	double nv = r[PT_FEAT_NUM_VECTORS], ns = r[PT_FEAT_NUM_SCALARS];
 	struct walk w;
 	int i;
 
 	memset(&w, 0, sizeof(w));
+	w.p = p;
 	w.m = m;
 	w.rows = rows;
-	w.vbytes = vbytes;
+	w.vbytes = p->vbytes;
 	w.reg = reg;
 	w.budget = WALK_BUDGET;
 	w.nloops = pt_features_loops(fx, s, &w.loops);
@@ -489,7 +858,7 @@ static void load_terms(const struct pt_model *m,
 		;
 	w.nd = m->stages[s].ndims;
 	if (i == w.nloops && w.nd <= WALK_MAXDIMS)
-		walk_stage(&w, &m->stages[s], NULL, 0, 1, 0);
+		walk_stage(&w, s, NULL, 0, 1, 0);
 	if (i < w.nloops || m->stages[s].ndims > WALK_MAXDIMS ||
 	    w.budget <= 0) {
 		w.vl = r[PT_FEAT_VECTOR_LOADS_PER_VECTOR];
@@ -535,10 +904,12 @@ static double loop_iterations(const struct pt_features *fx, const double *r,
  * moves: matmul with `b`'s row vector computed inside the accumulation
  * loop stores nothing to memory for it. reg[f] for f < INL_MAX. */
 #define REG_FILE 16   /* vector registers a promoted buffer may fill */
-static void promoted(const struct pt_model *m, const struct pt_features *fx,
-		     const double *rows, int vbytes, unsigned char *reg)
+static void promoted(const struct pt_cost_prep *p,
+		     const struct pt_features *fx, const double *rows,
+		     unsigned char *reg)
 {
-	int f, s, a, any = 0, n = m->nfuncs < INL_MAX ? m->nfuncs : INL_MAX;
+	const struct pt_model *m = p->m;
+	int f, s, i, any = 0, n = m->nfuncs < INL_MAX ? m->nfuncs : INL_MAX;
 
 	for (f = 0; f < n; f++) {
 		const struct pt_func *mf = &m->funcs[f];
@@ -547,7 +918,7 @@ static void promoted(const struct pt_model *m, const struct pt_features *fx,
 
 		reg[f] = !mf->is_output && r[PT_FEAT_NUM_PRODUCTIONS] > 0 &&
 			r[PT_FEAT_BYTES_AT_REALIZATION] <=
-			REG_FILE * (double)vbytes;
+			REG_FILE * (double)p->vbytes;
 		for (s = mf->first_stage;
 		     reg[f] && s < mf->first_stage + mf->nstages; s++)
 			if (loop_iterations(fx, &rows[(size_t)s *
@@ -558,25 +929,27 @@ static void promoted(const struct pt_model *m, const struct pt_features *fx,
 	if (!any)
 		return;
 	for (s = 0; s < m->nstages; s++) {
+		const struct cp_stage *cs = &p->st[s];
 		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
 		/* An inlined reader (-1: reads through it are not followed,
 		 * so a Func read that way stays in memory) or the iterations
 		 * of the reader's innermost loop. */
-		double it = r[PT_FEAT_NUM_PRODUCTIONS] > 0 ?
+		double it;
+
+		if (!cs->nrd)
+			continue;
+		it = r[PT_FEAT_NUM_PRODUCTIONS] > 0 ?
 			loop_iterations(fx, r, s) : -1;
+		for (i = 0; i < cs->nrd; i++) {
+			int q = p->fn[cs->rd0 + i];
 
-		for (a = 0; a < m->stages[s].naccesses; a++) {
-			const struct pt_access *ac = &m->stages[s].accesses[a];
-			int p = ac->producer;
-
-			if (ac->kind != PT_ACCESS_FUNC || ac->is_store ||
-			    p >= n || p == m->stages[s].func || !reg[p])
+			if (!reg[q])
 				continue;
 			if (it < 0 ||
-			    rows[(size_t)m->funcs[p].first_stage *
+			    rows[(size_t)m->funcs[q].first_stage *
 				 PT_FEAT_COUNT + PT_FEAT_NUM_REALIZATIONS] <
 			    0.99 * it)
-				reg[p] = 0;
+				reg[q] = 0;
 		}
 	}
 }
@@ -714,44 +1087,85 @@ static void heap_free(struct heap *h, int id)
 	}
 }
 
-/* Page faults per run of the pipeline from its allocations (`pages`), in
- * the steady state of repeated runs (the fourth of four). Each Func
- * realized once (at root) is allocated when it is produced, one block per
- * value of a Tuple, in the model's order (producers first), and freed
- * right after the production of the last Func at root that reads it,
- * directly or through Funcs inlined or computed inside loops (Halide
- * frees buffers after their last use). A Func realized many times is
- * allocated and freed once in that production (its other realizations
- * reuse the block; copies in other threads come from arenas of their
- * own, which keep their memory from run to run). Blocks over MMAP_MAX
- * are mapped afresh at every realization. */
-static double heap_faults(const struct pt_model *m, const double *rows)
-{
-	struct heap h;
-	double blk[HEAP_ALLOCS], mapped = 0;
-	int use[HEAP_FUNCS], root[HEAP_FUNCS], nblk[HEAP_FUNCS];
-	int nf = m->nfuncs, f, g, s, a, k, run;
+/* One schedule's allocations in heap_faults()'s terms, for each Func f:
+ * its blocks on the heap (ids 4 f + k, sizes blk[]: its bytes split by
+ * the widths of its values), whether it is realized once (root), and the
+ * Funcs at root whose last use is f's production: the first in freed[f],
+ * the others each after the one before in next[], highest first. */
+struct heap_plan {
+	int nf;
+	int nblk[HEAP_FUNCS], root[HEAP_FUNCS];
+	int freed[HEAP_FUNCS], next[HEAP_FUNCS];
+	double blk[HEAP_ALLOCS];
+};
 
-	if (nf > HEAP_FUNCS)
+/* One run of the pipeline's allocations and frees on heap h. */
+static void heap_run(struct heap *h, const struct heap_plan *pl)
+{
+	int f, g, k;
+
+	for (f = 0; f < pl->nf; f++) {
+		for (k = 0; k < pl->nblk[f]; k++)
+			heap_alloc(h, 4 * f + k, pl->blk[4 * f + k]);
+		if (!pl->root[f]) {
+			for (k = pl->nblk[f]; k-- > 0;)
+				heap_free(h, 4 * f + k);
+			continue;
+		}
+		/* after f's production: what f was the last to read */
+		for (g = pl->freed[f]; g >= 0; g = pl->next[g])
+			for (k = pl->nblk[g]; k-- > 0;)
+				heap_free(h, 4 * g + k);
+	}
+}
+
+static int same_bits(double a, double b)
+{
+	return !memcmp(&a, &b, sizeof(a));
+}
+
+/* Is the heap's state, all a run reads of it (the blocks, the top, the
+ * threshold), bit for bit that of s? Then the next run does exactly what
+ * the one from s did. */
+static int heap_same(const struct heap *h, const struct heap *s)
+{
+	int i;
+
+	if (h->n != s->n || !same_bits(h->top, s->top) ||
+	    !same_bits(h->thr, s->thr) || !same_bits(h->fresh, s->fresh))
 		return 0;
-	/* nblk[f]: f's blocks on the heap (ids 4 f + k, sizes blk[]: its
-	 * bytes split by the widths of its values); root[f]: realized once;
-	 * use[f]: the last Func at root whose production reads it. */
-	for (f = 0; f < nf; f++) {
+	for (i = 0; i < h->n; i++)
+		if (h->b[i].id != s->b[i].id ||
+		    !same_bits(h->b[i].size, s->b[i].size))
+			return 0;
+	return 1;
+}
+
+/* The blocks and roots of the plan, and the last use of each Func
+ * (use[f]: the last Func at root whose production reads it), which gives
+ * its freed lists; the pages of blocks too large for the heap. */
+static double heap_plan(const struct pt_cost_prep *p, const double *rows,
+			struct heap_plan *pl)
+{
+	const struct pt_model *m = p->m;
+	int use[HEAP_FUNCS], f, g, i, k;
+	double mapped = 0;
+
+	pl->nf = m->nfuncs;
+	for (f = 0; f < pl->nf; f++) {
 		const struct pt_func *mf = &m->funcs[f];
 		const double *r = &rows[(size_t)mf->first_stage *
 					PT_FEAT_COUNT];
 		double bytes = r[PT_FEAT_BYTES_AT_REALIZATION];
-		int nt = mf->ntypes > 4 ? 4 : mf->ntypes > 0 ? mf->ntypes : 1;
-		int bits = 0;
 
-		nblk[f] = 0;
-		root[f] = 0;
+		pl->nblk[f] = 0;
+		pl->root[f] = 0;
 		use[f] = -1;
 		if (!(r[PT_FEAT_NUM_PRODUCTIONS] > 0))
 			continue;
-		root[f] = mf->is_output || r[PT_FEAT_NUM_REALIZATIONS] <= 1;
-		use[f] = root[f] ? f : -1;
+		pl->root[f] = mf->is_output ||
+			r[PT_FEAT_NUM_REALIZATIONS] <= 1;
+		use[f] = pl->root[f] ? f : -1;
 		if (mf->is_output || !(bytes > 0))
 			continue;
 		if (bytes > MMAP_MAX) {
@@ -759,54 +1173,77 @@ static double heap_faults(const struct pt_model *m, const double *rows)
 				ceil(bytes / PAGE_BYTES);
 			continue;
 		}
-		for (k = 0; k < nt && mf->ntypes > 0; k++)
-			bits += mf->types[k].bits;
-		for (k = 0; k < nt; k++)
-			blk[4 * f + k] = bytes * (bits ? (double)mf->types[k].bits /
-						  bits : 1.0 / nt);
-		nblk[f] = nt;
+		for (k = 0; k < p->nblk[f]; k++)
+			pl->blk[4 * f + k] = bytes * p->share[f][k];
+		pl->nblk[f] = p->nblk[f];
 	}
 	/* Readers come after what they read: from the last Func back, each
 	 * one's use is complete when it passes it on. */
-	for (g = nf - 1; g >= 0; g--)
-		for (s = m->funcs[g].first_stage;
-		     s < m->funcs[g].first_stage + m->funcs[g].nstages; s++)
-			for (a = 0; a < m->stages[s].naccesses; a++) {
-				const struct pt_access *ac =
-					&m->stages[s].accesses[a];
+	for (i = 0; i < p->nedge; i++) {
+		g = p->edge[i][0];
+		if (use[g] > use[p->edge[i][1]])
+			use[p->edge[i][1]] = use[g];
+	}
+	/* A use is never before the Func itself (only readers pass theirs
+	 * on), so the lists hold each Func at root once. */
+	for (f = 0; f < pl->nf; f++)
+		pl->freed[f] = -1;
+	for (g = 0; g < pl->nf; g++)
+		if (pl->root[g] && use[g] >= g) {
+			pl->next[g] = pl->freed[use[g]];
+			pl->freed[use[g]] = g;
+		}
+	return mapped;
+}
 
-				if (ac->kind == PT_ACCESS_FUNC &&
-				    ac->producer >= 0 && ac->producer < g &&
-				    use[g] > use[ac->producer])
-					use[ac->producer] = use[g];
-			}
-	memset(&h, 0, sizeof(h));
+/* Page faults per run of the pipeline from its allocations (`pages`), in
+ * the steady state of repeated runs (the fourth of four, or the first
+ * that leaves the heap as it found it: the runs after it repeat it). Each
+ * Func realized once (at root) is allocated when it is produced, one
+ * block per value of a Tuple, in the model's order (producers first), and
+ * freed right after the production of the last Func at root that reads
+ * it, directly or through Funcs inlined or computed inside loops (Halide
+ * frees buffers after their last use). A Func realized many times is
+ * allocated and freed once in that production (its other realizations
+ * reuse the block; copies in other threads come from arenas of their
+ * own, which keep their memory from run to run). Blocks over MMAP_MAX
+ * are mapped afresh at every realization. */
+static double heap_faults(const struct pt_cost_prep *p, const double *rows)
+{
+	struct heap_plan pl;
+	struct heap h, before;
+	double mapped;
+	int run;
+
+	if (p->m->nfuncs > HEAP_FUNCS)
+		return 0;
+	mapped = heap_plan(p, rows, &pl);
+	/* Only the heap's counts need a start: a block's id, size and
+	 * mapping are written when it is allocated, before any read. */
+	h.n = 0;
+	h.top = h.fresh = 0;
 	h.thr = MMAP_MIN;
 	for (run = 0; run < 4; run++) {
+		before.n = h.n;
+		before.top = h.top;
+		before.thr = h.thr;
+		before.fresh = h.fresh;
+		memcpy(before.b, h.b, (size_t)h.n * sizeof(*h.b));
 		h.faults = 0;
-		for (f = 0; f < nf; f++) {
-			for (k = 0; k < nblk[f]; k++)
-				heap_alloc(&h, 4 * f + k, blk[4 * f + k]);
-			if (!root[f]) {
-				for (k = nblk[f]; k-- > 0;)
-					heap_free(&h, 4 * f + k);
-				continue;
-			}
-			/* after f's production: what f was the last to read */
-			for (g = f; g >= 0; g--)
-				if (use[g] == f && root[g])
-					for (k = nblk[g]; k-- > 0;)
-						heap_free(&h, 4 * g + k);
-		}
+		heap_run(&h, &pl);
+		if (heap_same(&h, &before))
+			break;
 	}
 	return mapped + ceil(h.faults / PAGE_BYTES);
 }
 
-void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
-		   const double *rows, double *terms)
+void pt_cost_terms(const struct pt_cost_prep *p,
+		   const struct pt_features *fx, const double *rows,
+		   double *terms)
 {
-	double cores = machine_cores(m), inl_eff[INL_MAX];
-	int vbytes = pt_model_vector_lanes(m, 8);  /* lanes of bytes */
+	const struct pt_model *m = p->m;
+	double cores = p->cores, inl_eff[INL_MAX];
+	int vbytes = p->vbytes;
 	unsigned char reg[INL_MAX];
 	int s, k;
 
@@ -815,39 +1252,34 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 	for (k = 0; k < m->nfuncs && k < INL_MAX; k++)
 		inl_eff[k] = 1;
 	for (s = 0; s < m->nstages; s++) {
+		const struct cp_stage *cs = &p->st[s];
 		const double *q = &rows[(size_t)s * PT_FEAT_COUNT];
 		double e;
-		int a;
+		int i;
 
-		if (!(q[PT_FEAT_NUM_PRODUCTIONS] > 0))
+		if (!(q[PT_FEAT_NUM_PRODUCTIONS] > 0) || !cs->neff)
 			continue;
 		e = speedup(q[PT_FEAT_INNER_PARALLELISM] *
 			    q[PT_FEAT_OUTER_PARALLELISM], cores);
-		for (a = 0; a < m->stages[s].naccesses; a++) {
-			const struct pt_access *ac = &m->stages[s].accesses[a];
-
-			if (ac->kind == PT_ACCESS_FUNC &&
-			    ac->producer < INL_MAX && e > inl_eff[ac->producer])
-				inl_eff[ac->producer] = e;
-		}
+		for (i = 0; i < cs->neff; i++)
+			if (e > inl_eff[p->fn[cs->eff0 + i]])
+				inl_eff[p->fn[cs->eff0 + i]] = e;
 	}
-	promoted(m, fx, rows, vbytes, reg);
+	promoted(p, fx, rows, reg);
 	for (s = 0; s < m->nstages; s++) {
 		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
-		const double *algo = pt_features_algo(fx, s);
 		const struct pt_stage *st = &m->stages[s];
+		const struct cp_stage *cs = &p->st[s];
 		double eff, lanes, vregs, scal, calls, nv, ns, sregs;
 		int inl = !(r[PT_FEAT_NUM_PRODUCTIONS] > 0);
 
 		lanes = r[PT_FEAT_VECTOR_SIZE] > 1 ? r[PT_FEAT_VECTOR_SIZE] : 1;
 		nv = r[PT_FEAT_NUM_VECTORS];
 		ns = r[PT_FEAT_NUM_SCALARS];
-		op_counts(m, st, algo, lanes, vbytes, &vregs, &scal, &calls);
+		op_counts(p, cs, lanes, &vregs, &scal, &calls);
 		/* A transcendental call on a vector costs about as many
 		 * instructions per register as on one scalar. */
-		calls *= nv * ceil(lanes * (m->funcs[st->func].ntypes ?
-				(m->funcs[st->func].types[0].bits + 7) / 8 :
-				4) / vbytes) + ns;
+		calls *= nv * ceil(lanes * cs->fb / vbytes) + ns;
 		if (inl) {
 			/* Evaluated inside its readers: their speedup. */
 			eff = st->func < INL_MAX ? inl_eff[st->func] :
@@ -870,7 +1302,7 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		terms[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
 		terms[PT_TERM_SCALAR_OPS] += ns * scal / eff;
 		terms[PT_TERM_CALLS] += calls / eff;
-		load_terms(m, fx, rows, s, vbytes, eff, reg, terms);
+		load_terms(p, fx, rows, s, eff, reg, terms);
 		if (!(st->func < INL_MAX && reg[st->func]))
 			terms[PT_TERM_STORES] += (nv * sregs + ns) / eff;
 		{
@@ -906,7 +1338,7 @@ void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
 		terms[PT_TERM_LOOPS] += loop_iterations(fx, r, s) / eff;
 		terms[PT_TERM_PRODUCTIONS] += r[PT_FEAT_NUM_PRODUCTIONS] / eff;
 	}
-	terms[PT_TERM_PAGES] = heap_faults(m, rows);
+	terms[PT_TERM_PAGES] = heap_faults(p, rows);
 }
 
 void pt_cost_gbt_input(const double *coef, const double *terms, double *x)

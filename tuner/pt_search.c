@@ -69,6 +69,7 @@ struct eval_model {
 	const struct pt_model *m;
 	const struct pt_space *sp;
 	const struct pt_cost *cost;
+	struct pt_cost_prep *prep;  /* shared by the threads */
 	int threads;
 	struct eval_thread *t;
 };
@@ -103,7 +104,7 @@ static int eval_model_cost(void *ctx, int thread,
 			if (m->stages[i].func < next)
 				memset(&et->rows[(size_t)i * PT_FEAT_COUNT], 0,
 				       PT_FEAT_COUNT * sizeof(double));
-	pt_cost_terms(m, et->fx, et->rows, terms);
+	pt_cost_terms(ev->prep, et->fx, et->rows, terms);
 	*cost = pt_cost_predict(ev->cost, terms);
 	if (!(*cost >= 0 && *cost < PT_SEARCH_INVALID))
 		*cost = PT_SEARCH_INVALID;
@@ -122,6 +123,7 @@ void pt_search_eval_model_free(struct pt_search_eval *e)
 		free(ev->t[i].rows);
 		pt_space_work_free(ev->t[i].w);
 	}
+	pt_cost_prep_free(ev->prep);
 	free(ev->t);
 	free(ev);
 	e->ctx = NULL;
@@ -160,6 +162,10 @@ int pt_search_eval_model(const struct pt_model *m, const struct pt_space *sp,
 			pt_search_eval_model_free(out);
 			return pt_error_set(err, PT_ENOMEM, "out of memory");
 		}
+	}
+	if ((ret = pt_cost_prep_new(m, ev->t[0].fx, &ev->prep, err))) {
+		pt_search_eval_model_free(out);
+		return ret;
 	}
 	return 0;
 }

@@ -10,10 +10,12 @@
  *   allocations and page faults, task launches, loop and production
  *   overheads), each divided by the parallel speedup the stage gets on the
  *   model's cores where the work is spread over them. pt_cost_terms()
- *   reads the loop nests of the last pt_features_compute() on its context
- *   (pt_features_loops()). The linear layer predicts runtime as
- *   sum_k coef[k] * term[k], coef >= 0, fitted to measured runtimes by
- *   least squares on their logs (pt_cost_fit()).
+ *   takes what does not depend on the schedule from a struct
+ *   pt_cost_prep made once per model, and reads the loop nests of the
+ *   last pt_features_compute() on its context (pt_features_loops()).
+ *   The linear layer predicts runtime as sum_k coef[k] * term[k],
+ *   coef >= 0, fitted to measured runtimes by least squares on their logs
+ *   (pt_cost_fit()).
  * - optionally, boosted regression trees (pt_gbt.h, after Bergstra et al.
  *   2012) on scale-free inputs derived from the terms (pt_cost_gbt_input),
  *   predicting the log of measured over linear runtime, centred per
@@ -27,9 +29,10 @@
  *
  * Ownership: a struct pt_cost is owned by its creator; free it with
  * pt_cost_free(). It is immutable after creation and may be shared by
- * threads. Errors: 0 or a negative PT_E* with the optional struct pt_error
- * filled; parse errors are PT_EFORMAT with "NAME:LINE: ...". No I/O, no
- * global state.
+ * threads. So is a struct pt_cost_prep (the per-model part of the terms,
+ * below), freed with pt_cost_prep_free(). Errors: 0 or a negative PT_E*
+ * with the optional struct pt_error filled; parse errors are PT_EFORMAT
+ * with "NAME:LINE: ...". No I/O, no global state.
  */
 #ifndef PROTUNE_PT_COST_H
 #define PROTUNE_PT_COST_H
@@ -79,11 +82,26 @@ enum pt_term {
 /* The term's name ("vector_ops"), NULL out of range. */
 const char *pt_term_name(int term);
 
-/* The terms of one schedule from its feature rows (`rows`, m->nstages rows
- * of PT_FEAT_COUNT, as pt_features_compute() wrote them with context fx,
- * whose loop nests must still be those of the same schedule: call it
- * right after pt_features_compute()) into terms[0..PT_TERM_COUNT-1]. */
-void pt_cost_terms(const struct pt_model *m, const struct pt_features *fx,
+/* What the terms need of a model, worked out once rather than for every
+ * schedule: the op histogram's counts, the accesses grouped by how they
+ * move with their coefficients as doubles, element sizes, the inputs'
+ * sizes, the heap's blocks per Func. pt_cost_prep_new() reads the model
+ * and the algorithm features of fx (a context of the same model; it is
+ * not kept). The prep borrows the model, which must outlive it and not
+ * change; it is immutable after creation and may be shared by threads
+ * (each with its own features context). Free it with
+ * pt_cost_prep_free(). PT_ENOMEM when out of memory. */
+struct pt_cost_prep;
+int pt_cost_prep_new(const struct pt_model *m, const struct pt_features *fx,
+		     struct pt_cost_prep **out, struct pt_error *err);
+void pt_cost_prep_free(struct pt_cost_prep *p);
+
+/* The terms of one schedule of p's model from its feature rows (`rows`,
+ * m->nstages rows of PT_FEAT_COUNT, as pt_features_compute() wrote them
+ * with context fx, whose loop nests must still be those of the same
+ * schedule: call it right after pt_features_compute()) into
+ * terms[0..PT_TERM_COUNT-1]. Allocates nothing. */
+void pt_cost_terms(const struct pt_cost_prep *p, const struct pt_features *fx,
 		   const double *rows, double *terms);
 
 /* The inputs of the trees for one schedule: PT_COST_GBT_DIMS doubles,

@@ -372,6 +372,7 @@ PT_TEST(terms_respond)
 {
 	struct pt_model *m = NULL;
 	struct pt_features *fx = NULL;
+	struct pt_cost_prep *prep = NULL;
 	struct pt_sched *s1 = NULL, *s2 = NULL;
 	double *rows, t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
 	const char *base =
@@ -387,6 +388,7 @@ PT_TEST(terms_respond)
 	PT_REQUIRE(m);
 	pt_hash_hex(m->key, hex);
 	PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0);
+	PT_REQUIRE(pt_cost_prep_new(m, fx, &prep, NULL) == 0);
 	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
 	snprintf(buf, sizeof(buf), base, hex);
 	PT_CHECK_INT(pt_sched_parse(buf, strlen(buf), "a", &s1, NULL), 0);
@@ -395,9 +397,9 @@ PT_TEST(terms_respond)
 	PT_CHECK_INT(pt_sched_check(m, s1, NULL), 0);
 	PT_CHECK_INT(pt_sched_check(m, s2, NULL), 0);
 	PT_CHECK_INT(pt_features_compute(fx, s1, rows, NULL), 0);
-	pt_cost_terms(m, fx, rows, t1);
+	pt_cost_terms(prep, fx, rows, t1);
 	PT_CHECK_INT(pt_features_compute(fx, s2, rows, NULL), 0);
-	pt_cost_terms(m, fx, rows, t2);
+	pt_cost_terms(prep, fx, rows, t2);
 	PT_CHECK(t1[PT_TERM_STAGES] == 3 && t2[PT_TERM_STAGES] == 3);
 	PT_CHECK(t1[PT_TERM_VECTOR_OPS] == 0 && t2[PT_TERM_VECTOR_OPS] > 0);
 	PT_CHECK(t2[PT_TERM_SCALAR_OPS] < t1[PT_TERM_SCALAR_OPS]);
@@ -406,6 +408,7 @@ PT_TEST(terms_respond)
 	free(rows);
 	pt_sched_free(s1);
 	pt_sched_free(s2);
+	pt_cost_prep_free(prep);
 	pt_features_free(fx);
 	pt_model_free(m);
 }
@@ -416,6 +419,7 @@ static void sched_terms(struct pt_model *m, struct pt_features *fx,
 			double *rows, const char *fmt, double *terms)
 {
 	struct pt_sched *s = NULL;
+	struct pt_cost_prep *prep = NULL;
 	char hex[33], buf[1024];
 
 	terms[0] = -1;
@@ -423,11 +427,13 @@ static void sched_terms(struct pt_model *m, struct pt_features *fx,
 	snprintf(buf, sizeof(buf), fmt, hex);
 	if (!PT_CHECK_INT(pt_sched_parse(buf, strlen(buf), "t", &s, NULL), 0) ||
 	    !PT_CHECK_INT(pt_sched_check(m, s, NULL), 0) ||
-	    !PT_CHECK_INT(pt_features_compute(fx, s, rows, NULL), 0)) {
+	    !PT_CHECK_INT(pt_features_compute(fx, s, rows, NULL), 0) ||
+	    !PT_CHECK_INT(pt_cost_prep_new(m, fx, &prep, NULL), 0)) {
 		pt_sched_free(s);
 		return;
 	}
-	pt_cost_terms(m, fx, rows, terms);
+	pt_cost_terms(prep, fx, rows, terms);
+	pt_cost_prep_free(prep);
 	pt_sched_free(s);
 }
 
