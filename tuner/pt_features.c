@@ -50,6 +50,8 @@ struct fx_stage {
 	/* fixed per model */
 	int func;
 	char pname[PT_FP_MAXDIMS][8];
+	uint64_t pkey[PT_FP_MAXDIMS];   /* name_key() of pname */
+	struct rloop init[PT_FP_MAXDIMS];  /* the loops before any directive */
 	double min_points;
 	/* per schedule */
 	int first, nloops;
@@ -89,6 +91,13 @@ struct fx_grp {
 	double count;
 };
 
+/* A load of another Func by a stage, in model order (inlined_counts()):
+ * the Func and how many times a point calls it. */
+struct fx_call {
+	int func;
+	int count;
+};
+
 struct pt_features {
 	const struct pt_model *m;
 	struct pt_fp *fp;
@@ -98,6 +107,11 @@ struct pt_features {
 	/* per Func, fixed */
 	int *last;         /* model stage index of the last stage */
 	int *bytes;        /* bytes per point */
+	/* per node (pt_footprint.h), fixed */
+	int *nd;           /* dims */
+	int *nbytes;       /* bytes per point */
+	const struct pt_box **nregion;  /* the model's region */
+	double *nalloc;    /* inputs: bytes of the whole region */
 	int *lanes;        /* native vector lanes */
 	int vbytes;        /* native vector bytes */
 	/* per access (in model order), fixed: Jacobian rows */
@@ -109,12 +123,15 @@ struct pt_features {
 	double *algo;      /* per stage: PT_ALGO_COUNT */
 	int *grp_first;    /* per stage: its first load group */
 	struct fx_grp *grp;
+	int *call_first;   /* per stage: its first call of another Func */
+	struct fx_call *call;
 	/* per schedule */
 	struct fx_func *fn;
 	uint64_t *inl;     /* bitset of inlined Funcs */
 	double *copies;    /* per Func, scratch of the inline count */
 	int cap;           /* capacity of the per-loop arrays */
 	struct pt_feat_loop *loops;
+	uint64_t *lkey;    /* per loop: name_key() of its name */
 	int *head;         /* per loop: first request for that site */
 	double *direct;    /* per loop of a last stage: allocation bytes
 			    * inside one iteration, not counting deeper
@@ -198,9 +215,63 @@ static int64_t div_up(int64_t a, int64_t b)
 	return b > 0 ? (a + b - 1) / b : a;
 }
 
-static double box_points(const struct pt_box *b, int n)
+/* strcmp(a, b) == 0 for the short names of loops, inline. */
+static int same_name(const char *a, const char *b)
 {
-	return pt_box_points(b, n);
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+/* A loop name as an integer, so that looking a loop up by name compares
+ * integers: the bytes of a name of 1 to 7 characters, zero-padded (two such
+ * names are equal exactly when their keys are); 0 for any other name, which
+ * is then compared as a string. */
+static uint64_t name_key(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint64_t k = 0;
+	int i;
+
+	for (i = 0; i < 7 && u[i]; i++)
+		k |= (uint64_t)u[i] << (8 * i);
+	return u[i] ? 0 : k;
+}
+
+/* Does a name with key `ka` equal `b` with key `kb`? */
+static int key_is(uint64_t ka, const char *a, uint64_t kb, const char *b)
+{
+	return ka == kb && (ka || same_name(a, b));
+}
+
+/* pt_box_points() and pt_box_lines() inline, the same operations in the
+ * same order. */
+static inline double box_points(const struct pt_box *b, int n)
+{
+	double p = 1;
+	int k;
+
+	for (k = 0; k < n; k++)
+		p *= (double)(b->hi[k] - b->lo[k] + 1);
+	return p;
+}
+
+static inline double box_lines(const struct pt_box *b,
+			       const struct pt_box *alloc, int n)
+{
+	double p = 1;
+	int k, first = n;
+
+	for (k = 0; k < n; k++)
+		if (b->hi[k] - b->lo[k] < alloc->hi[k] - alloc->lo[k]) {
+			first = k;
+			break;
+		}
+	for (k = first + 1; k < n; k++)
+		p *= (double)(b->hi[k] - b->lo[k] + 1);
+	return p;
 }
 
 static int type_class(const char *t, size_t n, int *out)
@@ -345,12 +416,28 @@ static int grow_loops(struct pt_features *fx, int need)
 		fx->field = p; \
 	} while (0)
 	GROW(loops);
+	GROW(lkey);
 	GROW(head);
 	GROW(direct);
 	GROW(wsuf);
 #undef GROW
 	fx->cap = cap;
 	return 0;
+}
+
+/* The loop of dim d before any directive (pname[d] is set). */
+static void init_loop(struct fx_stage *fs, int d)
+{
+	struct rloop *o = &fs->init[d];
+
+	memset(o, 0, sizeof(*o));
+	o->pub.name = fs->pname[d];
+	o->pub.dim = d;
+	o->pub.kind = PT_LOOP_SERIAL;
+	o->pub.tail = -1;
+	o->pub.stride = 1;
+	o->chain = -1;
+	fs->pkey[d] = name_key(fs->pname[d]);
 }
 
 /* Build the load groups of stage `sidx` (its Jacobian rows are in). */
@@ -401,11 +488,30 @@ static void group_loads(struct pt_features *fx, int sidx)
 	fx->grp_first[sidx + 1] = first + n;
 }
 
+/* The loads of other Funcs by stage `sidx`, for inlined_counts(). */
+static void list_calls(struct pt_features *fx, int sidx)
+{
+	const struct pt_stage *st = &fx->m->stages[sidx];
+	int n = fx->call_first[sidx], i;
+
+	for (i = 0; i < st->naccesses; i++) {
+		const struct pt_access *a = &st->accesses[i];
+
+		if (a->kind != PT_ACCESS_FUNC || a->is_store ||
+		    a->producer == st->func)
+			continue;
+		fx->call[n].func = a->producer;
+		fx->call[n].count = a->count > 0 ? a->count : 1;
+		n++;
+	}
+	fx->call_first[sidx + 1] = n;
+}
+
 int pt_features_new(const struct pt_model *m, struct pt_features **out,
 		    struct pt_error *err)
 {
 	struct pt_features *fx;
-	int i, j, k, d, nacc = 0, ncoords = 0, ret;
+	int i, j, k, d, nacc = 0, ncoords = 0, nnodes, ret;
 
 	*out = NULL;
 	fx = calloc(1, sizeof(*fx));
@@ -428,6 +534,11 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	fx->last = calloc((size_t)m->nfuncs, sizeof(*fx->last));
 	fx->bytes = calloc((size_t)m->nfuncs, sizeof(*fx->bytes));
 	fx->lanes = calloc((size_t)m->nfuncs, sizeof(*fx->lanes));
+	nnodes = pt_fp_nnodes(fx->fp);
+	fx->nd = calloc((size_t)nnodes, sizeof(*fx->nd));
+	fx->nbytes = calloc((size_t)nnodes, sizeof(*fx->nbytes));
+	fx->nregion = calloc((size_t)nnodes, sizeof(*fx->nregion));
+	fx->nalloc = calloc((size_t)nnodes, sizeof(*fx->nalloc));
 	fx->acc_first = calloc((size_t)m->nstages + 1,
 			       sizeof(*fx->acc_first));
 	fx->coord_first = calloc((size_t)nacc + 1, sizeof(*fx->coord_first));
@@ -439,19 +550,31 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	fx->grp_first = calloc((size_t)m->nstages + 1,
 			       sizeof(*fx->grp_first));
 	fx->grp = calloc((size_t)nacc + 1, sizeof(*fx->grp));
+	fx->call_first = calloc((size_t)m->nstages + 1,
+				sizeof(*fx->call_first));
+	fx->call = calloc((size_t)nacc + 1, sizeof(*fx->call));
 	fx->fn = calloc((size_t)m->nfuncs, sizeof(*fx->fn));
 	fx->inl = calloc((size_t)fx->words + 1, sizeof(*fx->inl));
 	fx->copies = calloc((size_t)m->nfuncs, sizeof(*fx->copies));
-	if (!fx->st || !fx->last || !fx->bytes || !fx->lanes ||
+	if (!fx->st || !fx->last || !fx->bytes || !fx->lanes || !fx->nd ||
+	    !fx->nbytes || !fx->nregion || !fx->nalloc ||
 	    !fx->acc_first || !fx->coord_first || !fx->jac || !fx->unknown ||
 	    !fx->algo || !fx->fn || !fx->inl || !fx->copies ||
-	    !fx->grp_first || !fx->grp ||
+	    !fx->grp_first || !fx->grp || !fx->call_first || !fx->call ||
 	    pt_fp_acc_init(&fx->acc, fx->fp) ||
 	    pt_fp_acc_init(&fx->acc2, fx->fp) || grow_loops(fx, 256)) {
 		pt_features_free(fx);
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	}
 	fx->vbytes = pt_model_vector_lanes(m, 8);
+	for (i = 0; i < nnodes; i++) {
+		fx->nd[i] = pt_fp_node_ndims(fx->fp, i);
+		fx->nbytes[i] = pt_fp_node_bytes(fx->fp, i);
+		fx->nregion[i] = pt_fp_node_region(fx->fp, i);
+		/* as reads_at() would compute it for every read */
+		fx->nalloc[i] = box_points(fx->nregion[i], fx->nd[i]) *
+			fx->nbytes[i];
+	}
 	for (i = 0; i < m->nfuncs; i++) {
 		const struct pt_func *f = &m->funcs[i];
 		int bits = 64;
@@ -475,6 +598,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 				 s->dims[d].is_rvar ? 'r' : 'v',
 				 s->dims[d].index);
 			fs->min_points *= (double)s->dims[d].extent;
+			init_loop(fs, d);
 		}
 		fx->acc_first[i] = nacc;
 		for (j = 0; j < s->naccesses; j++) {
@@ -510,6 +634,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 			}
 		}
 		group_loads(fx, i);
+		list_calls(fx, i);
 		op_features(m, s, &fx->algo[(size_t)i * PT_ALGO_COUNT]);
 		access_features(s, &fx->algo[(size_t)i * PT_ALGO_COUNT]);
 	}
@@ -529,6 +654,10 @@ void pt_features_free(struct pt_features *fx)
 	free(fx->last);
 	free(fx->bytes);
 	free(fx->lanes);
+	free(fx->nd);
+	free(fx->nbytes);
+	free(fx->nregion);
+	free(fx->nalloc);
 	free(fx->acc_first);
 	free(fx->coord_first);
 	free(fx->jac);
@@ -536,10 +665,13 @@ void pt_features_free(struct pt_features *fx)
 	free(fx->algo);
 	free(fx->grp_first);
 	free(fx->grp);
+	free(fx->call_first);
+	free(fx->call);
 	free(fx->fn);
 	free(fx->inl);
 	free(fx->copies);
 	free(fx->loops);
+	free(fx->lkey);
 	free(fx->head);
 	free(fx->direct);
 	free(fx->wsuf);
@@ -575,14 +707,98 @@ static int fx_fail(struct pt_error *err, const struct pt_model *m, int f,
 			    label && *label ? label : "?", what);
 }
 
-/* strcmp(a, b) == 0 for the short names of loops, inline. */
-static int same_name(const char *a, const char *b)
+/* A stage's loops while its directives are replayed, innermost first as
+ * Halide's dims(): position i is record at[i] with the key of its name.
+ * Splits and reorders move the one-byte indices and the keys, never the
+ * records; the n records in use are always rec[0 .. n-1]. */
+struct rnest {
+	int n;
+	uint8_t at[PT_FEAT_MAXLOOPS];
+	uint64_t key[PT_FEAT_MAXLOOPS];
+	struct rloop rec[PT_FEAT_MAXLOOPS];
+};
+
+/* The position of loop `name`, or -1. */
+static int nest_find(const struct rnest *x, const char *name)
 {
-	while (*a && *a == *b) {
-		a++;
-		b++;
+	uint64_t k = name_key(name);
+	int i;
+
+	for (i = 0; i < x->n; i++)
+		if (key_is(x->key[i], x->rec[x->at[i]].pub.name, k, name))
+			return i;
+	return -1;
+}
+
+/* Reorder to `order` (every loop, innermost first); -1 when it names an
+ * unknown loop. A loop named twice (pt_sched_check() refuses that) gets a
+ * copy in the record of a loop left out, as if the records were moved. */
+static int nest_reorder(struct rnest *x, const struct pt_strvec *order)
+{
+	uint8_t at[PT_FEAT_MAXLOOPS];
+	uint64_t key[PT_FEAT_MAXLOOPS], used = 0, dup = 0;
+	int i, j, r;
+
+	for (j = 0; j < x->n; j++) {
+		if ((i = nest_find(x, order->v[j])) < 0)
+			return -1;
+		at[j] = x->at[i];
+		key[j] = x->key[i];
+		if ((used >> at[j]) & 1)
+			dup |= UINT64_C(1) << j;
+		used |= UINT64_C(1) << at[j];
 	}
-	return *a == *b;
+	for (j = 0, r = 0; dup && j < x->n; j++) {
+		if (!((dup >> j) & 1))
+			continue;
+		while ((used >> r) & 1)
+			r++;
+		x->rec[r] = x->rec[at[j]];
+		at[j] = (uint8_t)r;
+		used |= UINT64_C(1) << r;
+	}
+	memcpy(x->at, at, (size_t)x->n);
+	memcpy(x->key, key, (size_t)x->n * sizeof(*key));
+	return 0;
+}
+
+/* Split the loop at position i (x->n < PT_FEAT_MAXLOOPS): the inner half
+ * keeps its record and position, the outer half, the same lineage with a
+ * coarser step, gets a new record just outside it. -1 when the dim's outer
+ * loops have FX_MAXCHAIN splits already. */
+static int nest_split(struct rnest *x, struct fx_stage *fs, int i,
+		      const struct pt_directive *dr)
+{
+	struct rloop *in = &x->rec[x->at[i]], *out = &x->rec[x->n];
+	int j, d;
+
+	for (j = x->n; j > i + 1; j--) {
+		x->at[j] = x->at[j - 1];
+		x->key[j] = x->key[j - 1];
+	}
+	x->at[i + 1] = (uint8_t)x->n;
+	x->key[i + 1] = name_key(dr->outer);
+	x->key[i] = name_key(dr->inner);
+	x->n++;
+	*out = *in;
+	out->pub.name = dr->outer;
+	out->pub.stride = in->pub.stride * dr->factor;
+	in->pub.name = dr->inner;
+	in->pub.tail = (int)dr->tail;
+	in->pub.extent = dr->factor;
+	in->chain = -1;
+	if (out->pub.is_split_inner) {
+		/* a split of an inner half (illegal): its outer half has a
+		 * constant extent too */
+		out->pub.extent = div_up(out->pub.extent, dr->factor);
+		return 0;
+	}
+	in->pub.is_split_inner = 1;
+	d = in->pub.dim;
+	if (fs->nchain[d] >= FX_MAXCHAIN)
+		return -1;
+	in->chain = fs->nchain[d]++;
+	return 0;
 }
 
 /* Replay stage `sidx`'s directives into fx->loops[first ...], outermost
@@ -596,105 +812,63 @@ static int replay(struct pt_features *fx, const struct pt_sched *s, int sidx,
 	const struct pt_sched_func *sf = &s->funcs[stage->func];
 	const struct pt_sched_stage *ss = stage->index < sf->nstages ?
 		&sf->stages[stage->index] : NULL;
-	struct rloop l[PT_FEAT_MAXLOOPS], tmp[PT_FEAT_MAXLOOPS];
-	int n = stage->ndims, i, j, k, d;
+	struct rnest x;
+	int i, k, d;
 
 	fs->first = first;
+	x.n = stage->ndims;
+	memcpy(x.rec, fs->init, (size_t)x.n * sizeof(x.rec[0]));
 	for (d = 0; d < stage->ndims; d++) {
-		struct rloop *o = &l[d];
-
-		memset(o, 0, sizeof(*o));
-		o->pub.name = fs->pname[d];
-		o->pub.dim = d;
-		o->pub.kind = PT_LOOP_SERIAL;
-		o->pub.tail = -1;
-		o->pub.stride = 1;
-		o->chain = -1;
+		x.at[d] = (uint8_t)d;
+		x.key[d] = fs->pkey[d];
 		fs->nchain[d] = 0;
 	}
-	/* innermost first while replaying, as Halide's dims() */
 	for (k = 0; ss && k < ss->ndirs; k++) {
 		const struct pt_directive *dr = &ss->dirs[k];
 
 		if (dr->kind == PT_DIR_REORDER) {
-			if ((int)dr->order.nr != n)
+			if ((int)dr->order.nr != x.n)
 				return fx_fail(err, m, stage->func,
 					       "reorder does not list every "
 					       "loop");
-			for (j = 0; j < n; j++) {
-				for (i = 0; i < n; i++)
-					if (same_name(l[i].pub.name,
-						      dr->order.v[j]))
-						break;
-				if (i == n)
-					return fx_fail(err, m, stage->func,
-						       "reorder names an "
-						       "unknown loop");
-				tmp[j] = l[i];
-			}
-			memcpy(l, tmp, (size_t)n * sizeof(*l));
+			if (nest_reorder(&x, &dr->order))
+				return fx_fail(err, m, stage->func,
+					       "reorder names an unknown "
+					       "loop");
 			continue;
 		}
 		if (!dr->dim)
 			return fx_fail(err, m, stage->func,
 				       "directive without a loop");
-		for (i = 0; i < n; i++)
-			if (same_name(l[i].pub.name, dr->dim))
-				break;
-		if (i == n)
+		if ((i = nest_find(&x, dr->dim)) < 0)
 			return fx_fail(err, m, stage->func,
 				       "a directive names an unknown loop");
 		switch (dr->kind) {
-		case PT_DIR_SPLIT: {
-			struct rloop p = l[i];
-
+		case PT_DIR_SPLIT:
 			if (dr->factor < 1 || !dr->outer || !dr->inner)
 				return fx_fail(err, m, stage->func,
 					       "bad split");
-			if (n >= PT_FEAT_MAXLOOPS)
+			if (x.n >= PT_FEAT_MAXLOOPS)
 				return pt_error_set(err, PT_EINVAL,
 						    "f%d stage %d: more than "
 						    "%d loops", stage->func,
 						    stage->index,
 						    PT_FEAT_MAXLOOPS);
-			memmove(&l[i + 1], &l[i], (size_t)(n - i) * sizeof(p));
-			n++;
-			/* inner half */
-			l[i] = p;
-			l[i].pub.name = dr->inner;
-			l[i].pub.is_split_inner = 1;
-			l[i].pub.tail = (int)dr->tail;
-			l[i].pub.extent = dr->factor;
-			l[i].chain = -1;
-			/* outer half: the same lineage, a coarser step */
-			l[i + 1] = p;
-			l[i + 1].pub.name = dr->outer;
-			l[i + 1].pub.stride = p.pub.stride * dr->factor;
-			if (p.pub.is_split_inner) {
-				/* a split of an inner half (illegal): its
-				 * outer half has a constant extent too */
-				l[i + 1].pub.extent =
-					div_up(p.pub.extent, dr->factor);
-				break;
-			}
-			d = p.pub.dim;
-			if (fs->nchain[d] >= FX_MAXCHAIN)
+			if (nest_split(&x, fs, i, dr))
 				return pt_error_set(err, PT_EINVAL,
 						    "f%d stage %d: more than "
 						    "%d splits of one dim",
 						    stage->func, stage->index,
 						    FX_MAXCHAIN);
-			l[i].chain = fs->nchain[d]++;
 			break;
-		}
 		case PT_DIR_VECTORIZE:
-			l[i].pub.kind = PT_LOOP_VECTOR;
+			x.rec[x.at[i]].pub.kind = PT_LOOP_VECTOR;
 			break;
 		case PT_DIR_PARALLEL:
-			l[i].pub.kind = PT_LOOP_PARALLEL;
+			x.rec[x.at[i]].pub.kind = PT_LOOP_PARALLEL;
 			break;
 		case PT_DIR_UNROLL:
-			l[i].pub.kind = PT_LOOP_UNROLL;
+			x.rec[x.at[i]].pub.kind = PT_LOOP_UNROLL;
 			break;
 		default:
 			return fx_fail(err, m, stage->func,
@@ -702,14 +876,15 @@ static int replay(struct pt_features *fx, const struct pt_sched *s, int sidx,
 		}
 	}
 	/* outermost first */
-	for (i = 0; i < n; i++) {
-		const struct rloop *r = &l[n - 1 - i];
+	for (i = 0; i < x.n; i++) {
+		const struct rloop *r = &x.rec[x.at[x.n - 1 - i]];
 
 		fx->loops[first + i] = r->pub;
+		fx->lkey[first + i] = x.key[x.n - 1 - i];
 		if (r->chain >= 0)
 			fs->chain[r->pub.dim][r->chain] = i;
 	}
-	fs->nloops = n;
+	fs->nloops = x.n;
 	return 0;
 }
 
@@ -771,23 +946,22 @@ static void loop_box(const struct pt_features *fx, int sidx, int p,
 	const struct fx_stage *fs = &fx->st[sidx];
 	const struct pt_feat_loop *l = &fx->loops[fs->first];
 	int ndims = fx->m->stages[sidx].ndims;
-	int64_t span[PT_FP_MAXDIMS], step[PT_FP_MAXDIMS];
+	/* step 0: no loop of d at or outside p (fixed-size zeroing, not a
+	 * call to memset) */
+	int64_t span[PT_FP_MAXDIMS] = { 0 }, step[PT_FP_MAXDIMS] = { 0 };
 	int d, i;
 
-	for (d = 0; d < ndims; d++) {
-		span[d] = 1;
-		step[d] = 0;  /* no loop of d at or outside p */
-	}
-	for (i = 0; i < fs->nloops; i++) {
+	for (i = 0; i <= p && i < fs->nloops; i++) {
 		d = l[i].dim;
-		if (i > p)
-			span[d] += (l[i].extent - 1) * l[i].stride;
-		else if (!step[d] || l[i].stride < step[d])
+		if (!step[d] || l[i].stride < step[d])
 			step[d] = l[i].stride;
 	}
+	for (; i < fs->nloops; i++)
+		span[l[i].dim] += (l[i].extent - 1) * l[i].stride;
 	for (d = 0; d < ndims; d++) {
 		int64_t e = fs->ext[d], off = 0;
 
+		span[d]++;
 		if (step[d] && span[d] < e) {
 			/* the tile that holds the middle point */
 			off = (e - 1) / 2;
@@ -821,12 +995,15 @@ static int inside(const struct pt_features *fx, int h, int j, int p)
 static int find_site(const struct pt_features *fx, int j, const char *name)
 {
 	const struct fx_stage *fs = &fx->st[fx->last[j]];
+	uint64_t k;
 	int i;
 
 	if (!name)
 		return -1;
+	k = name_key(name);
 	for (i = 0; i < fs->nloops; i++)
-		if (same_name(fx->loops[fs->first + i].name, name))
+		if (key_is(fx->lkey[fs->first + i],
+			   fx->loops[fs->first + i].name, k, name))
 			return i;
 	return -1;
 }
@@ -998,7 +1175,7 @@ static void root_run(struct pt_features *fx)
 			continue;
 		got = pt_fp_acc_get(acc, f);
 		if (fx->m->funcs[f].is_output || !got)
-			pt_fp_acc_union(acc, f, pt_fp_node_region(fx->fp, f),
+			pt_fp_acc_union(acc, f, fx->nregion[f],
 					fx->m->funcs[f].nargs);
 		fx->fn[f].rroot = acc->box[f];
 		func_reads(fx, f, &fx->fn[f].rroot, acc);
@@ -1235,7 +1412,7 @@ static void walk(struct lwalk *w, int sidx, double u[FX_MAXDIRS][PT_FP_MAXDIMS],
 			continue;
 		}
 		w->leaves++;
-		leaf(w, dv, a->ncoords, c, pt_fp_node_bytes(fx->fp, node));
+		leaf(w, dv, a->ncoords, c, fx->nbytes[node]);
 	}
 }
 
@@ -1255,7 +1432,7 @@ static void reads_at(struct pt_features *fx, int sidx,
 	pt_fp_acc_clear(acc);
 	pt_fp_reads(fx->fp, sidx, dims, fx->inl, PT_FP_SELF, acc);
 	for (i = 0; i < acc->ntouched; i++) {
-		int n = acc->touched[i], nd = pt_fp_node_ndims(fx->fp, n);
+		int n = acc->touched[i], nd = fx->nd[n];
 		const struct pt_box *b = &acc->box[n], *al;
 		double pts;
 
@@ -1266,15 +1443,14 @@ static void reads_at(struct pt_features *fx, int sidx,
 				continue;
 			al = &fx->fn[n].rs;
 		} else {
-			al = pt_fp_node_region(fx->fp, n);
+			al = fx->nregion[n];
 		}
 		pts = box_points(b, nd);
-		*bytes += pts * pt_fp_node_bytes(fx->fp, n);
-		*lines += pt_box_lines(b, al, nd);
+		*bytes += pts * fx->nbytes[n];
+		*lines += box_lines(b, al, nd);
 		if (alloc)
 			*alloc += n < fx->nfuncs ? fx->fn[n].bytes_real :
-				box_points(al, nd) *
-				pt_fp_node_bytes(fx->fp, n);
+				fx->nalloc[n];
 	}
 }
 
@@ -1448,10 +1624,10 @@ static void stage_features(struct pt_features *fx, int sidx, double *o)
 	o[PT_FEAT_SCALAR_LOADS_PER_SCALAR] = w.sls / x;
 
 	/* what it writes */
-	o[PT_FEAT_BYTES_AT_ROOT] = box_points(pt_fp_node_region(fx->fp, f),
+	o[PT_FEAT_BYTES_AT_ROOT] = box_points(fx->nregion[f],
 					      nargs) * bytes;
 	o[PT_FEAT_INNERMOST_BYTES_AT_ROOT] =
-		inner_bytes(pt_fp_node_region(fx->fp, f), nargs, bytes);
+		inner_bytes(fx->nregion[f], nargs, bytes);
 	o[PT_FEAT_BYTES_AT_REALIZATION] = fn->bytes_real;
 	o[PT_FEAT_INNERMOST_BYTES_AT_REALIZATION] =
 		inner_bytes(&fn->rs, nargs, bytes);
@@ -1521,33 +1697,29 @@ static void inlined_counts(struct pt_features *fx, int sidx, double *out)
 	double *c = fx->copies;
 	int i, g, any = 0;
 
-	for (i = 0; i < st->naccesses; i++) {
-		const struct pt_access *a = &st->accesses[i];
+	for (i = fx->call_first[sidx]; i < fx->call_first[sidx + 1]; i++) {
+		const struct fx_call *a = &fx->call[i];
 
-		if (a->kind != PT_ACCESS_FUNC || a->is_store ||
-		    a->producer == st->func || !fx->fn[a->producer].inl)
+		if (!fx->fn[a->func].inl)
 			continue;
-		c[a->producer] += a->count > 0 ? a->count : 1;
+		c[a->func] += a->count;
 		any = 1;
 	}
 	if (!any)
 		return;
 	for (g = st->func - 1; g >= 0; g--) {
-		const struct pt_stage *gs;
+		int gs = m->funcs[g].first_stage;
 		double *go;
 
 		if (!fx->fn[g].inl || c[g] == 0)
 			continue;
-		gs = &m->stages[m->funcs[g].first_stage];
-		for (i = 0; i < gs->naccesses; i++) {
-			const struct pt_access *a = &gs->accesses[i];
+		for (i = fx->call_first[gs]; i < fx->call_first[gs + 1]; i++) {
+			const struct fx_call *a = &fx->call[i];
 
-			if (a->kind == PT_ACCESS_FUNC && !a->is_store &&
-			    a->producer < g && fx->fn[a->producer].inl)
-				c[a->producer] += c[g] *
-					(a->count > 0 ? a->count : 1);
+			if (a->func < g && fx->fn[a->func].inl)
+				c[a->func] += c[g] * a->count;
 		}
-		go = &out[(size_t)m->funcs[g].first_stage * PT_FEAT_COUNT];
+		go = &out[(size_t)gs * PT_FEAT_COUNT];
 		go[PT_FEAT_INLINED_CALLS] += c[g] * so[PT_FEAT_POINTS_TOTAL];
 		go[PT_FEAT_NUM_VECTORS] += c[g] * so[PT_FEAT_NUM_VECTORS];
 		go[PT_FEAT_NUM_SCALARS] += c[g] * so[PT_FEAT_NUM_SCALARS];

@@ -25,6 +25,8 @@ struct fp_coord {
 	uint8_t nterms;
 	uint8_t has_clo, has_chi;
 	uint8_t dim[PT_FP_MAXDIMS];
+	uint8_t neg[PT_FP_MAXDIMS];  /* k < 0: the low end takes the dim's
+				      * high bound and the other way round */
 	int64_t k[PT_FP_MAXDIMS];
 	int64_t den;
 	int64_t lo, hi;         /* offsets times den */
@@ -36,6 +38,9 @@ struct fp_access {
 	int ncoords;
 	int first;              /* index of the first coordinate */
 	uint8_t self, store;
+	uint8_t need;           /* the flag without which it is skipped
+				 * (PT_FP_SELF, PT_FP_STORES), or 0 */
+	uint8_t inlinable;      /* reads a single-stage Func not its own */
 };
 
 struct fp_stage {
@@ -161,6 +166,7 @@ static int compile_coord(const struct pt_model *m, const struct pt_stage *st,
 			continue;
 		o->dim[o->nterms] = (uint8_t)d;
 		o->k[o->nterms] = c->coef[d].num * (den / c->coef[d].den);
+		o->neg[o->nterms] = o->k[o->nterms] < 0;
 		o->nterms++;
 	}
 	return 0;
@@ -370,6 +376,10 @@ int pt_fp_new(const struct pt_model *m, struct pt_fp **out,
 			fa->self = (uint8_t)(a->kind == PT_ACCESS_FUNC &&
 					     a->producer == st->func);
 			fa->store = (uint8_t)a->is_store;
+			fa->need = fa->store ? PT_FP_STORES :
+				fa->self ? PT_FP_SELF : 0;
+			fa->inlinable = !fa->self && fa->node < fp->nfuncs &&
+				fp->nodes[fa->node].nstages == 1;
 			for (k = 0; k < a->ncoords; k++) {
 				ret = compile_coord(m, st, prod, k,
 						    &a->coords[k],
@@ -443,8 +453,24 @@ void pt_fp_stage_dims(const struct pt_fp *fp, int stage,
 	}
 }
 
-static void eval_coord(const struct fp_coord *c, const struct pt_box *dims,
-		       int64_t *plo, int64_t *phi)
+/* The bounds of a box a term takes its low and high ends from, by the sign
+ * of its coefficient (fp_coord.neg), so that terms are summed without a
+ * branch. */
+struct fp_bounds {
+	const int64_t *b[2][2];
+};
+
+static inline void set_bounds(struct fp_bounds *s, const struct pt_box *dims)
+{
+	s->b[0][0] = dims->lo;  /* k > 0 */
+	s->b[0][1] = dims->hi;
+	s->b[1][0] = dims->hi;  /* k < 0 */
+	s->b[1][1] = dims->lo;
+}
+
+static inline void eval_coord(const struct fp_coord *c,
+			      const struct fp_bounds *bound, int64_t *plo,
+			      int64_t *phi)
 {
 	int64_t lo, hi;
 	int t;
@@ -457,16 +483,12 @@ static void eval_coord(const struct fp_coord *c, const struct pt_box *dims,
 	lo = c->lo;
 	hi = c->hi;
 	for (t = 0; t < c->nterms; t++) {
+		const int64_t *const *b = bound->b[c->neg[t]];
 		int64_t k = c->k[t];
 		int d = c->dim[t];
 
-		if (k > 0) {
-			lo += k * dims->lo[d];
-			hi += k * dims->hi[d];
-		} else {
-			lo += k * dims->hi[d];
-			hi += k * dims->lo[d];
-		}
+		lo += k * b[0][d];
+		hi += k * b[1][d];
 	}
 	if (c->den != 1) {
 		int64_t l = ceil_div(lo, c->den), h = floor_div(hi, c->den);
@@ -498,23 +520,26 @@ static void eval_coord(const struct fp_coord *c, const struct pt_box *dims,
 	*phi = hi;
 }
 
-static void eval_access(const struct fp_coord *coords,
-			const struct fp_access *a, const struct pt_box *dims,
-			struct pt_box *out)
+static inline void eval_access(const struct fp_coord *coords,
+			       const struct fp_access *a,
+			       const struct fp_bounds *bound,
+			       struct pt_box *out)
 {
 	const struct fp_coord *c = &coords[a->first];
 	int k;
 
 	for (k = 0; k < a->ncoords; k++)
-		eval_coord(&c[k], dims, &out->lo[k], &out->hi[k]);
+		eval_coord(&c[k], bound, &out->lo[k], &out->hi[k]);
 }
 
 void pt_fp_access(const struct pt_fp *fp, int stage, int access,
 		  const struct pt_box *dims, struct pt_box *out)
 {
 	const struct fp_stage *fs = &fp->stages[stage];
+	struct fp_bounds bound;
 
-	eval_access(fp->coords, &fp->accesses[fs->first + access], dims,
+	set_bounds(&bound, dims);
+	eval_access(fp->coords, &fp->accesses[fs->first + access], &bound,
 		    out);
 }
 
@@ -564,10 +589,7 @@ void pt_fp_acc_union(struct pt_fp_acc *acc, int node, const struct pt_box *b,
 	if (acc->stamp[node] != acc->gen) {
 		acc->stamp[node] = acc->gen;
 		acc->touched[acc->ntouched++] = node;
-		for (k = 0; k < ndims; k++) {
-			t->lo[k] = b->lo[k];
-			t->hi[k] = b->hi[k];
-		}
+		*t = *b;  /* a fixed-size copy: cheaper than ndims dims */
 		return;
 	}
 	for (k = 0; k < ndims; k++) {
@@ -583,26 +605,39 @@ static int bit(const uint64_t *set, int i)
 	return set && (int)((set[i >> 6] >> (i & 63)) & 1);
 }
 
-/* The reads of one stage; reads of inlined Funcs are marked pending. */
+/* The reads of one stage; reads of inlined Funcs are marked pending. A
+ * node's first box is evaluated in place in the accumulator. */
 static void reads_one(const struct pt_fp *fp, int stage,
 		      const struct pt_box *dims, const uint64_t *inlined,
 		      unsigned flags, struct pt_fp_acc *acc)
 {
 	const struct fp_stage *fs = &fp->stages[stage];
 	const struct fp_access *a = &fp->merged[fs->mfirst];
-	struct pt_box b;
-	int i;
+	struct fp_bounds bound;
+	struct pt_box b, *t;
+	int i, k;
 
+	set_bounds(&bound, dims);
 	for (i = 0; i < fs->nmerged; i++, a++) {
 		int n = a->node;
 
-		if (a->store ? !(flags & PT_FP_STORES) :
-		    a->self && !(flags & PT_FP_SELF))
+		if (a->need & ~flags)
 			continue;
-		eval_access(fp->mcoords, a, dims, &b);
-		pt_fp_acc_union(acc, n, &b, a->ncoords);
-		if (n < fp->nfuncs && !a->self && bit(inlined, n) &&
-		    fp->nodes[n].nstages == 1)
+		t = &acc->box[n];
+		if (acc->stamp[n] != acc->gen) {
+			acc->stamp[n] = acc->gen;
+			acc->touched[acc->ntouched++] = n;
+			eval_access(fp->mcoords, a, &bound, t);
+		} else {
+			eval_access(fp->mcoords, a, &bound, &b);
+			for (k = 0; k < a->ncoords; k++) {
+				if (b.lo[k] < t->lo[k])
+					t->lo[k] = b.lo[k];
+				if (b.hi[k] > t->hi[k])
+					t->hi[k] = b.hi[k];
+			}
+		}
+		if (a->inlinable && bit(inlined, n))
 			acc->pending[n >> 6] |= UINT64_C(1) << (n & 63);
 	}
 }
