@@ -219,6 +219,10 @@ struct fam {
 	int upto;
 	int dig[MAXARGS];
 	uint64_t ok[FAM_BITS / 64];
+	/* Found with the first answers: every product of tf[][] is exact
+	 * (whole numbers, the largest below 2^53), so the order of its
+	 * factors does not change it. */
+	int exact;
 };
 
 struct optbuf {
@@ -2273,42 +2277,122 @@ static int fam_ok_at(const struct pt_space *sp, const struct fam *fa,
 	return digits_ok(sp, fa, kind, dig);
 }
 
+/* Is every product of fa's task counts, one candidate per dim, exact
+ * (whole numbers, the largest product below 2^53)? Then the product
+ * taken in any order is the same double. */
+static int fam_exact(const struct fam *fa)
+{
+	const double big = 9007199254740992.0;  /* 2^53 */
+	double most = 1;
+	int p, k;
+
+	for (p = 0; p < fa->np; p++) {
+		double hi = 0;
+
+		for (k = 0; k < fa->cs.n[p]; k++) {
+			double t = fa->tf[p][k];
+
+			if (!(t >= 0 && t <= big) || t != (double)(int64_t)t)
+				return 0;
+			hi = t > hi ? t : hi;
+		}
+		most *= hi;
+	}
+	return most <= big;
+}
+
+/* Answer the next combinations of fa, from fa->upto to the end of the
+ * row of dim 0's candidates it is in (or to FAM_BITS), as digits_ok()
+ * would: the other dims' part of the tests and of the task count is
+ * worked out once for the row. A family whose task counts are not exact
+ * is answered one combination at a time by digits_ok(). */
+static void fam_scan_row(const struct pt_space *sp, struct fam *fa,
+			 int kind)
+{
+	double rest = 1, lo = par_tasks_lo(sp), hi = par_tasks_hi(sp);
+	int p, lok = 0, nok = kind == K_TILE, d0, n, nrv = fa->nrv;
+	uint64_t bits = nrv == 2 ? 3 : 1;
+
+	if (!fa->upto) {
+		memset(fa->dig, 0, sizeof(fa->dig));
+		fa->exact = fa->np > 0 && nrv <= 2 && fam_exact(fa);
+	}
+	if (!fa->exact) {
+		ok_set(fa, fa->upto, nrv, digits_ok(sp, fa, kind, fa->dig));
+		fa->upto += nrv;
+		for (p = 0; p < fa->np && ++fa->dig[p] == fa->cs.n[p]; p++)
+			fa->dig[p] = 0;
+		return;
+	}
+	for (p = 1; p < fa->np; p++) {
+		uint8_t c = fa->cs.c[p][fa->dig[p]];
+
+		rest *= fa->tf[p][fa->dig[p]];
+		if (kind == K_TILE) {
+			lok |= c != REM;
+		} else {
+			lok |= c != 0;
+			nok |= fa->x[p] == REM || fa->x[p] > c;
+		}
+	}
+	n = fa->cs.n[0] - fa->dig[0];
+	if (n > (fa->total - fa->upto) / nrv)
+		n = (fa->total - fa->upto) / nrv;
+	if (n > (FAM_BITS - fa->upto) / nrv)
+		n = (FAM_BITS - fa->upto) / nrv;
+	for (d0 = fa->dig[0]; n-- > 0; d0++) {
+		uint8_t c = fa->cs.c[0][d0], x = fa->x[0];
+		int k = fa->upto, ok = kind == K_TILE ? lok || c != REM :
+			(lok || c != 0) && (nok || x == REM || x > c);
+
+		if (ok && fa->par) {
+			double tasks = fa->tf[0][d0] * rest;
+
+			ok = tasks >= lo && tasks <= hi;
+		}
+		/* Each word of answers is begun at its bit 0. */
+		if (!(k & 63))
+			fa->ok[k >> 6] = 0;
+		if (ok)
+			fa->ok[k >> 6] |= bits << (k & 63);
+		fa->upto += nrv;
+	}
+	fa->dig[0] = d0;
+	for (p = 0; p < fa->np && fa->dig[p] == fa->cs.n[p]; p++) {
+		fa->dig[p] = 0;
+		if (p + 1 < fa->np)
+			fa->dig[p + 1]++;
+	}
+}
+
 /* The first combination at or after k of option entry e that is a tiling
  * at all (combo()'s answer, without building the option); combos(ob, e)
  * when none is. The answers for a family's first combinations are kept
- * (fa->upto, fa->ok), found in order by stepping the digits, since most
- * questions go through a family in order. */
+ * (fa->upto, fa->ok), found in order a row of dim 0's candidates at a
+ * time, since most questions go through a family in order. */
 static int combo_next(const struct pt_space *sp, struct optbuf *ob,
 		      const struct opt *e, int k)
 {
 	struct fam *fa;
-	int p, ok;
 
 	if (e->fam < 0)
 		return k;
 	fa = &ob->f[e->fam];
-	while (k < fa->upto) {
-		/* Known answers; the bits from fa->upto on are not answers
-		 * yet. */
-		uint64_t word = fa->ok[k >> 6] >> (k & 63);
-		int next = word ? k + __builtin_ctzll(word) : (k | 63) + 1;
+	for (;;) {
+		while (k < fa->upto) {
+			/* Known answers; the bits from fa->upto on are not
+			 * answers yet. */
+			uint64_t word = fa->ok[k >> 6] >> (k & 63);
+			int next = word ? k + __builtin_ctzll(word) :
+				(k | 63) + 1;
 
-		if (word && next < fa->upto)
-			return next;
-		k = next < fa->upto ? next : fa->upto;
-	}
-	if (!fa->upto)
-		memset(fa->dig, 0, sizeof(fa->dig));
-	for (; fa->upto < fa->total && fa->upto < FAM_BITS;) {
-		int at = fa->upto;
-
-		ok = digits_ok(sp, fa, e->kind, fa->dig);
-		ok_set(fa, at, fa->nrv, ok);
-		fa->upto += fa->nrv;
-		for (p = 0; p < fa->np && ++fa->dig[p] == fa->cs.n[p]; p++)
-			fa->dig[p] = 0;
-		if (ok && k < at + fa->nrv)
-			return k > at ? k : at;
+			if (word && next < fa->upto)
+				return next;
+			k = next < fa->upto ? next : fa->upto;
+		}
+		if (fa->upto >= fa->total || fa->upto >= FAM_BITS)
+			break;
+		fam_scan_row(sp, fa, e->kind);
 	}
 	for (k = k > fa->upto ? k : fa->upto; k < fa->total; k++)
 		if (fam_ok_at(sp, fa, e->kind, k))
