@@ -246,34 +246,6 @@ static int key_is(uint64_t ka, const char *a, uint64_t kb, const char *b)
 	return ka == kb && (ka || same_name(a, b));
 }
 
-/* pt_box_points() and pt_box_lines() inline, the same operations in the
- * same order. */
-static inline double box_points(const struct pt_box *b, int n)
-{
-	double p = 1;
-	int k;
-
-	for (k = 0; k < n; k++)
-		p *= (double)(b->hi[k] - b->lo[k] + 1);
-	return p;
-}
-
-static inline double box_lines(const struct pt_box *b,
-			       const struct pt_box *alloc, int n)
-{
-	double p = 1;
-	int k, first = n;
-
-	for (k = 0; k < n; k++)
-		if (b->hi[k] - b->lo[k] < alloc->hi[k] - alloc->lo[k]) {
-			first = k;
-			break;
-		}
-	for (k = first + 1; k < n; k++)
-		p *= (double)(b->hi[k] - b->lo[k] + 1);
-	return p;
-}
-
 static int type_class(const char *t, size_t n, int *out)
 {
 	static const struct { const char *name; int tc; } map[] = {
@@ -572,7 +544,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 		fx->nbytes[i] = pt_fp_node_bytes(fx->fp, i);
 		fx->nregion[i] = pt_fp_node_region(fx->fp, i);
 		/* as reads_at() would compute it for every read */
-		fx->nalloc[i] = box_points(fx->nregion[i], fx->nd[i]) *
+		fx->nalloc[i] = pt_box_points(fx->nregion[i], fx->nd[i]) *
 			fx->nbytes[i];
 	}
 	for (i = 0; i < m->nfuncs; i++) {
@@ -1283,7 +1255,7 @@ static void working_sets(struct pt_features *fx)
 
 		if (fn->inl)
 			continue;
-		fn->bytes_real = box_points(&fn->rs, m->funcs[f].nargs) *
+		fn->bytes_real = pt_box_points(&fn->rs, m->funcs[f].nargs) *
 			fx->bytes[f];
 		if (fn->sj >= 0)
 			fx->direct[fx->st[fx->last[fn->sj]].first + fn->sp] +=
@@ -1445,9 +1417,9 @@ static void reads_at(struct pt_features *fx, int sidx,
 		} else {
 			al = fx->nregion[n];
 		}
-		pts = box_points(b, nd);
+		pts = pt_box_points(b, nd);
 		*bytes += pts * fx->nbytes[n];
-		*lines += box_lines(b, al, nd);
+		*lines += pt_box_lines(b, al, nd);
 		if (alloc)
 			*alloc += n < fx->nfuncs ? fx->fn[n].bytes_real :
 				fx->nalloc[n];
@@ -1534,7 +1506,7 @@ static void stage_features(struct pt_features *fx, int sidx, double *o)
 	sliding = fn->sj != fn->cj || fn->sp != fn->cp;
 	if (sliding) {
 		pt_fp_stage_dims(fx->fp, sidx, &fn->rs, &d);
-		total = fn->real * box_points(&d, st->ndims);
+		total = fn->real * pt_box_points(&d, st->ndims);
 	} else {
 		total = fn->prod * fs->points;
 	}
@@ -1624,21 +1596,21 @@ static void stage_features(struct pt_features *fx, int sidx, double *o)
 	o[PT_FEAT_SCALAR_LOADS_PER_SCALAR] = w.sls / x;
 
 	/* what it writes */
-	o[PT_FEAT_BYTES_AT_ROOT] = box_points(fx->nregion[f],
+	o[PT_FEAT_BYTES_AT_ROOT] = pt_box_points(fx->nregion[f],
 					      nargs) * bytes;
 	o[PT_FEAT_INNERMOST_BYTES_AT_ROOT] =
 		inner_bytes(fx->nregion[f], nargs, bytes);
 	o[PT_FEAT_BYTES_AT_REALIZATION] = fn->bytes_real;
 	o[PT_FEAT_INNERMOST_BYTES_AT_REALIZATION] =
 		inner_bytes(&fn->rs, nargs, bytes);
-	o[PT_FEAT_BYTES_AT_PRODUCTION] = box_points(&fn->rc, nargs) * bytes;
+	o[PT_FEAT_BYTES_AT_PRODUCTION] = pt_box_points(&fn->rc, nargs) * bytes;
 	o[PT_FEAT_INNERMOST_BYTES_AT_PRODUCTION] =
 		inner_bytes(&fn->rc, nargs, bytes);
 	if (par >= 0)
 		written_box(fx, sidx, par, &fn->rc, &b);
 	else
 		b = fn->tj >= 0 ? fn->rt : fn->rroot;
-	o[PT_FEAT_BYTES_AT_TASK] = box_points(&b, nargs) * bytes;
+	o[PT_FEAT_BYTES_AT_TASK] = pt_box_points(&b, nargs) * bytes;
 	o[PT_FEAT_INNERMOST_BYTES_AT_TASK] = inner_bytes(&b, nargs, bytes);
 
 	/* what it reads, at five sites (often over the same box) */

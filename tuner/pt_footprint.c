@@ -704,29 +704,3 @@ void pt_fp_root_regions(const struct pt_fp *fp, struct pt_fp_acc *acc,
 		}
 	}
 }
-
-double pt_box_points(const struct pt_box *b, int ndims)
-{
-	double p = 1;
-	int k;
-
-	for (k = 0; k < ndims; k++)
-		p *= (double)(b->hi[k] - b->lo[k] + 1);
-	return p;
-}
-
-double pt_box_lines(const struct pt_box *b, const struct pt_box *alloc,
-		    int ndims)
-{
-	double p = 1;
-	int k, first = ndims;
-
-	for (k = 0; k < ndims; k++)
-		if (b->hi[k] - b->lo[k] < alloc->hi[k] - alloc->lo[k]) {
-			first = k;
-			break;
-		}
-	for (k = first + 1; k < ndims; k++)
-		p *= (double)(b->hi[k] - b->lo[k] + 1);
-	return p;
-}

@@ -154,14 +154,37 @@ void pt_fp_reads(const struct pt_fp *fp, int stage, const struct pt_box *dims,
 void pt_fp_root_regions(const struct pt_fp *fp, struct pt_fp_acc *acc,
 			struct pt_box *out);
 
-/* Points in a box of `ndims` dims (1 for 0 dims), as a double. */
-double pt_box_points(const struct pt_box *b, int ndims);
+/* Points in a box of `ndims` dims (1 for 0 dims), as a double. Inline:
+ * the features ask for it several times per stage of every schedule. */
+static inline double pt_box_points(const struct pt_box *b, int ndims)
+{
+	double p = 1;
+	int k;
+
+	for (k = 0; k < ndims; k++)
+		p *= (double)(b->hi[k] - b->lo[k] + 1);
+	return p;
+}
 
 /* The number of contiguous runs of memory a box covers in an allocation
  * `alloc` (row-major with dim 0 innermost, the way Halide lays out a
  * buffer): the product of the box's extents above the lowest dim that the
- * box does not cover whole; 1 when it covers the allocation. */
-double pt_box_lines(const struct pt_box *b, const struct pt_box *alloc,
-		    int ndims);
+ * box does not cover whole; 1 when it covers the allocation. Inline, as
+ * pt_box_points(). */
+static inline double pt_box_lines(const struct pt_box *b,
+				  const struct pt_box *alloc, int ndims)
+{
+	double p = 1;
+	int k, first = ndims;
+
+	for (k = 0; k < ndims; k++)
+		if (b->hi[k] - b->lo[k] < alloc->hi[k] - alloc->lo[k]) {
+			first = k;
+			break;
+		}
+	for (k = first + 1; k < ndims; k++)
+		p *= (double)(b->hi[k] - b->lo[k] + 1);
+	return p;
+}
 
 #endif
