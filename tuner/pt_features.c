@@ -7,7 +7,8 @@
  *      its step along that dim, so that its extent can be recomputed for
  *      any region of the Func), and resolve compute and store sites.
  *   2. Regions: the root site first (what the whole pipeline computes of
- *      every Func), then, consumers first, every loop that is the compute,
+ *      every Func; it depends only on the inlined Funcs, and is kept per
+ *      set of them), then, consumers first, every loop that is the compute,
  *      store or task site of some Func: the box one iteration of that loop
  *      covers in its stage, the footprints it reads (through inlined
  *      Funcs), and in decreasing order the regions of the Funcs computed
@@ -20,7 +21,8 @@
  *      production, per task and per vector.
  *   5. Inlined Funcs: how many times each is evaluated.
  * All scratch lives in the context and grows only when a schedule needs
- * more loops than any before.
+ * more loops than any before, or when a new inlined set's reads at root
+ * are kept (struct fx_rootset, a bounded number of sets).
  */
 #include "protune/pt_features.h"
 
@@ -35,6 +37,8 @@
 #define FX_MAXCHAIN 8     /* splits of one dim's outer loops */
 #define FX_MAXDIRS 8      /* the vector loop and unrolled loops */
 #define FX_MAXLEAVES 4096 /* load paths through inlined Funcs, per stage */
+#define FX_ROOTSETS 64    /* inlined sets whose root pass is kept */
+#define FX_ROOTBYTES (2 << 20)  /* about this much of them at most */
 
 enum { ROLE_C = 1, ROLE_S = 2, ROLE_T = 4 };
 
@@ -91,6 +95,20 @@ struct fx_grp {
 	double count;
 };
 
+/* What depends only on which Funcs are inlined, kept for one such set:
+ * the root regions (root_run()) and, per stage, what it reads at root (the
+ * nodes reads_at() meets, in order, and their boxes), filled in as stages
+ * need them. */
+struct fx_rootset {
+	uint64_t *key;     /* fx->words words of fx->inl */
+	struct pt_box *rroot;  /* per Func */
+	int *rd_first;     /* per stage: first of its reads, -1: not yet */
+	int *rd_n;         /* per stage: how many */
+	int n, cap;        /* reads kept, room for them */
+	int *node;
+	struct pt_box *box;
+};
+
 /* A load of another Func by a stage, in model order (inlined_counts()):
  * the Func and how many times a point calls it. */
 struct fx_call {
@@ -140,6 +158,10 @@ struct pt_features {
 	int nreq, reqcap;
 	struct fx_req *req;
 	double wroot;
+	/* the root pass of the last few inlined sets met, replaced in
+	 * turn; rcur is the current schedule's */
+	int rcap, rn, rnext, rcur;
+	struct fx_rootset *rset;
 };
 
 /* --- names ---------------------------------------------------------------- */
@@ -235,9 +257,12 @@ static uint64_t name_key(const char *s)
 	uint64_t k = 0;
 	int i;
 
-	for (i = 0; i < 7 && u[i]; i++)
+	for (i = 0; i < 7; i++) {
+		if (!u[i])
+			return k;
 		k |= (uint64_t)u[i] << (8 * i);
-	return u[i] ? 0 : k;
+	}
+	return u[7] ? 0 : k;
 }
 
 /* Does a name with key `ka` equal `b` with key `kb`? */
@@ -528,7 +553,29 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	fx->fn = calloc((size_t)m->nfuncs, sizeof(*fx->fn));
 	fx->inl = calloc((size_t)fx->words + 1, sizeof(*fx->inl));
 	fx->copies = calloc((size_t)m->nfuncs, sizeof(*fx->copies));
-	if (!fx->st || !fx->last || !fx->bytes || !fx->lanes || !fx->nd ||
+	/* a set's regions and about four boxes read per stage */
+	fx->rcap = FX_ROOTBYTES / ((int)sizeof(struct pt_box) *
+				   (m->nfuncs + 4 * m->nstages) + 1);
+	if (fx->rcap > FX_ROOTSETS)
+		fx->rcap = FX_ROOTSETS;
+	if (fx->rcap < 1)
+		fx->rcap = 1;
+	fx->rset = calloc((size_t)fx->rcap, sizeof(*fx->rset));
+	for (i = 0; fx->rset && i < fx->rcap; i++) {
+		struct fx_rootset *r = &fx->rset[i];
+
+		r->key = calloc((size_t)fx->words + 1, sizeof(*r->key));
+		r->rroot = calloc((size_t)m->nfuncs + 1, sizeof(*r->rroot));
+		r->rd_first = calloc((size_t)m->nstages + 1,
+				     sizeof(*r->rd_first));
+		r->rd_n = calloc((size_t)m->nstages + 1, sizeof(*r->rd_n));
+		if (!r->key || !r->rroot || !r->rd_first || !r->rd_n) {
+			pt_features_free(fx);
+			return pt_error_set(err, PT_ENOMEM, "out of memory");
+		}
+	}
+	if (!fx->rset ||
+	    !fx->st || !fx->last || !fx->bytes || !fx->lanes || !fx->nd ||
 	    !fx->nbytes || !fx->nregion || !fx->nalloc ||
 	    !fx->acc_first || !fx->coord_first || !fx->jac || !fx->unknown ||
 	    !fx->algo || !fx->fn || !fx->inl || !fx->copies ||
@@ -617,6 +664,8 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 
 void pt_features_free(struct pt_features *fx)
 {
+	int i;
+
 	if (!fx)
 		return;
 	pt_fp_acc_release(&fx->acc);
@@ -648,6 +697,15 @@ void pt_features_free(struct pt_features *fx)
 	free(fx->direct);
 	free(fx->wsuf);
 	free(fx->req);
+	for (i = 0; fx->rset && i < fx->rcap; i++) {
+		free(fx->rset[i].key);
+		free(fx->rset[i].rroot);
+		free(fx->rset[i].rd_first);
+		free(fx->rset[i].rd_n);
+		free(fx->rset[i].node);
+		free(fx->rset[i].box);
+	}
+	free(fx->rset);
 	free(fx);
 }
 
@@ -696,6 +754,13 @@ static int nest_find(const struct rnest *x, const char *name)
 	uint64_t k = name_key(name);
 	int i;
 
+	if (k) {
+		/* the usual short name: its key alone decides */
+		for (i = 0; i < x->n; i++)
+			if (x->key[i] == k)
+				return i;
+		return -1;
+	}
 	for (i = 0; i < x->n; i++)
 		if (key_is(x->key[i], x->rec[x->at[i]].pub.name, k, name))
 			return i;
@@ -923,6 +988,14 @@ static void loop_box(const struct pt_features *fx, int sidx, int p,
 	int64_t span[PT_FP_MAXDIMS] = { 0 }, step[PT_FP_MAXDIMS] = { 0 };
 	int d, i;
 
+	if (p < 0) {
+		/* the whole production: no tile to place */
+		for (d = 0; d < ndims; d++) {
+			b->lo[d] = fs->lo[d];
+			b->hi[d] = fs->lo[d] + fs->ext[d] - 1;
+		}
+		return;
+	}
 	for (i = 0; i <= p && i < fs->nloops; i++) {
 		d = l[i].dim;
 		if (!step[d] || l[i].stride < step[d])
@@ -1134,10 +1207,57 @@ static void func_reads(struct pt_features *fx, int h, const struct pt_box *r,
 	}
 }
 
+/* The kept set that is the current inlined set (fx->inl), or -1. The last
+ * one found is tried first: a search often prices schedules that inline
+ * the same Funcs one after another. */
+static int root_find(struct pt_features *fx)
+{
+	size_t bytes = (size_t)fx->words * sizeof(*fx->inl);
+	int i, j;
+
+	for (j = 0; j < fx->rn; j++) {
+		i = (fx->rcur + j) % fx->rn;
+		if (!memcmp(fx->rset[i].key, fx->inl, bytes))
+			return fx->rcur = i;
+	}
+	return -1;
+}
+
+/* Keep the root regions just computed for the current inlined set, in
+ * place of the oldest set kept; no reads at root yet. */
+static void root_keep(struct pt_features *fx)
+{
+	struct fx_rootset *r = &fx->rset[fx->rnext];
+	int f, k;
+
+	fx->rcur = fx->rnext;
+	fx->rnext = (fx->rnext + 1) % fx->rcap;
+	if (fx->rn < fx->rcap)
+		fx->rn++;
+	memcpy(r->key, fx->inl, (size_t)fx->words * sizeof(*fx->inl));
+	for (f = 0; f < fx->nfuncs; f++)
+		if (!fx->fn[f].inl)
+			r->rroot[f] = fx->fn[f].rroot;
+	for (k = 0; k < fx->nstages; k++)
+		r->rd_first[k] = -1;
+	r->n = 0;
+}
+
+/* Every Func's region at root (rroot): what the whole pipeline computes
+ * of it, given which Funcs are inlined. */
 static void root_run(struct pt_features *fx)
 {
 	struct pt_fp_acc *acc = &fx->acc;
-	int f;
+	const struct pt_box *b;
+	int f, i;
+
+	if ((i = root_find(fx)) >= 0) {
+		b = fx->rset[i].rroot;
+		for (f = 0; f < fx->nfuncs; f++)
+			if (!fx->fn[f].inl)
+				fx->fn[f].rroot = b[f];
+		return;
+	}
 
 	pt_fp_acc_clear(acc);
 	for (f = fx->nfuncs - 1; f >= 0; f--) {
@@ -1152,6 +1272,7 @@ static void root_run(struct pt_features *fx)
 		fx->fn[f].rroot = acc->box[f];
 		func_reads(fx, f, &fx->fn[f].rroot, acc);
 	}
+	root_keep(fx);
 }
 
 /* What one iteration of loop p of Func j's last stage computes: the
@@ -1388,6 +1509,34 @@ static void walk(struct lwalk *w, int sidx, double u[FX_MAXDIRS][PT_FP_MAXDIMS],
 	}
 }
 
+/* Add node n's box b, read by a stage, to the bytes, lines and (alloc)
+ * allocations read, unless n is inlined or, when tj >= 0, computed inside
+ * loop (tj, tp). */
+static inline void read_add(const struct pt_features *fx, int n,
+			    const struct pt_box *b, int tj, int tp,
+			    double *bytes, double *lines, double *alloc)
+{
+	int nd = fx->nd[n];
+	const struct pt_box *al;
+	double pts;
+
+	if (n < fx->nfuncs) {
+		if (fx->fn[n].inl)
+			return;
+		if (tj >= 0 && n != tj && inside(fx, n, tj, tp))
+			return;
+		al = &fx->fn[n].rs;
+	} else {
+		al = fx->nregion[n];
+	}
+	pts = pt_box_points(b, nd);
+	*bytes += pts * fx->nbytes[n];
+	*lines += pt_box_lines(b, al, nd);
+	if (alloc)
+		*alloc += n < fx->nfuncs ? fx->fn[n].bytes_real :
+			fx->nalloc[n];
+}
+
 /* Bytes and lines read by stage `sidx` over `dims`, not counting Funcs
  * inside loop (tj, tp) when tj >= 0; with `alloc` the sum of the
  * allocations read. */
@@ -1403,27 +1552,43 @@ static void reads_at(struct pt_features *fx, int sidx,
 		*alloc = 0;
 	pt_fp_acc_clear(acc);
 	pt_fp_reads(fx->fp, sidx, dims, fx->inl, PT_FP_SELF, acc);
-	for (i = 0; i < acc->ntouched; i++) {
-		int n = acc->touched[i], nd = fx->nd[n];
-		const struct pt_box *b = &acc->box[n], *al;
-		double pts;
+	for (i = 0; i < acc->ntouched; i++)
+		read_add(fx, acc->touched[i], &acc->box[acc->touched[i]],
+			 tj, tp, bytes, lines, alloc);
+}
 
-		if (n < fx->nfuncs) {
-			if (fx->fn[n].inl)
-				continue;
-			if (tj >= 0 && n != tj && inside(fx, n, tj, tp))
-				continue;
-			al = &fx->fn[n].rs;
-		} else {
-			al = fx->nregion[n];
-		}
-		pts = pt_box_points(b, nd);
-		*bytes += pts * fx->nbytes[n];
-		*lines += pt_box_lines(b, al, nd);
-		if (alloc)
-			*alloc += n < fx->nfuncs ? fx->fn[n].bytes_real :
-				fx->nalloc[n];
+/* Keep in set r what stage `sidx` reads over its root box `dims`; -1 when
+ * there is no room. */
+static int root_keep_reads(struct pt_features *fx, struct fx_rootset *r,
+			   int sidx, const struct pt_box *dims)
+{
+	struct pt_fp_acc *acc = &fx->acc2;
+	int i;
+
+	pt_fp_acc_clear(acc);
+	pt_fp_reads(fx->fp, sidx, dims, fx->inl, PT_FP_SELF, acc);
+	if (r->n + acc->ntouched > r->cap) {
+		int cap = r->cap ? r->cap : 16;
+		void *p;
+
+		while (cap < r->n + acc->ntouched)
+			cap *= 2;
+		if (!(p = realloc(r->node, (size_t)cap * sizeof(*r->node))))
+			return -1;
+		r->node = p;
+		if (!(p = realloc(r->box, (size_t)cap * sizeof(*r->box))))
+			return -1;
+		r->box = p;
+		r->cap = cap;
 	}
+	for (i = 0; i < acc->ntouched; i++) {
+		r->node[r->n + i] = acc->touched[i];
+		r->box[r->n + i] = acc->box[acc->touched[i]];
+	}
+	r->rd_first[sidx] = r->n;
+	r->rd_n[sidx] = acc->ntouched;
+	r->n += acc->ntouched;
+	return 0;
 }
 
 /* reads_at() over the last few boxes of one stage, remembered. */
@@ -1464,6 +1629,33 @@ static void reads_memo(struct pt_features *fx, struct rmemo *mm, int sidx,
 	*lines = mm->e[i].lines;
 	if (alloc)
 		*alloc = mm->e[i].alloc;
+}
+
+/* reads_at() of stage `sidx` over its root box `dims` (no Funcs left out),
+ * as the memo's first entry: what it reads at root depends only on the
+ * inlined set, so the nodes and boxes are kept with the set; bytes, lines
+ * and allocations, which depend on the regions of the schedule, are summed
+ * over them in the same order as reads_at() does. */
+static void root_reads(struct pt_features *fx, struct rmemo *mm, int sidx,
+		       const struct pt_box *dims)
+{
+	struct fx_rootset *r = &fx->rset[fx->rcur];
+	int i, end;
+
+	mm->n = 1;
+	mm->e[0].box = *dims;
+	mm->e[0].tj = -1;
+	mm->e[0].tp = 0;
+	if (r->rd_first[sidx] < 0 && root_keep_reads(fx, r, sidx, dims)) {
+		reads_at(fx, sidx, dims, -1, 0, &mm->e[0].bytes,
+			 &mm->e[0].lines, &mm->e[0].alloc);
+		return;
+	}
+	mm->e[0].bytes = mm->e[0].lines = mm->e[0].alloc = 0;
+	end = r->rd_first[sidx] + r->rd_n[sidx];
+	for (i = r->rd_first[sidx]; i < end; i++)
+		read_add(fx, r->node[i], &r->box[i], -1, 0, &mm->e[0].bytes,
+			 &mm->e[0].lines, &mm->e[0].alloc);
 }
 
 /* The Func's region written by one iteration of loop q of stage sidx. */
@@ -1557,6 +1749,7 @@ static void stage_features(struct pt_features *fx, int sidx, double *o)
 	o[PT_FEAT_VECTOR_SIZE] = 1;
 	o[PT_FEAT_NUM_VECTORS] = 0;
 	o[PT_FEAT_NUM_SCALARS] = total;
+	o[PT_FEAT_INLINED_CALLS] = 0;  /* the row is not zeroed before */
 	if (vec >= 0) {
 		int64_t V = l[vec].extent, X;
 		double vpp, spp, ppp;
@@ -1614,10 +1807,10 @@ static void stage_features(struct pt_features *fx, int sidx, double *o)
 	o[PT_FEAT_INNERMOST_BYTES_AT_TASK] = inner_bytes(&b, nargs, bytes);
 
 	/* what it reads, at five sites (often over the same box) */
-	memo.n = 0;
 	pt_fp_stage_dims(fx->fp, sidx, &fn->rroot, &d);
-	reads_memo(fx, &memo, sidx, &d, -1, 0, &o[PT_FEAT_BYTES_READ_AT_ROOT],
-		   &o[PT_FEAT_LINES_READ_AT_ROOT], NULL);
+	root_reads(fx, &memo, sidx, &d);
+	o[PT_FEAT_BYTES_READ_AT_ROOT] = memo.e[0].bytes;
+	o[PT_FEAT_LINES_READ_AT_ROOT] = memo.e[0].lines;
 	pt_fp_stage_dims(fx->fp, sidx, &fn->rs, &d);
 	reads_memo(fx, &memo, sidx, &d, -1, 0,
 		   &o[PT_FEAT_BYTES_READ_PER_REALIZATION],
@@ -1711,13 +1904,17 @@ int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
 		return ret;
 	regions(fx);
 	working_sets(fx);
-	memset(out, 0, (size_t)m->nstages * PT_FEAT_COUNT * sizeof(*out));
+	/* stage_features() sets every feature of its row; the rows of
+	 * inlined Funcs are sums, zeroed first */
 	for (f = 0; f < m->nfuncs; f++)
-		for (k = 0; k < m->funcs[f].nstages && !fx->fn[f].inl; k++) {
+		for (k = 0; k < m->funcs[f].nstages; k++) {
 			int sidx = m->funcs[f].first_stage + k;
+			double *o = &out[(size_t)sidx * PT_FEAT_COUNT];
 
-			stage_features(fx, sidx,
-				       &out[(size_t)sidx * PT_FEAT_COUNT]);
+			if (fx->fn[f].inl)
+				memset(o, 0, PT_FEAT_COUNT * sizeof(*o));
+			else
+				stage_features(fx, sidx, o);
 		}
 	memset(fx->copies, 0, (size_t)m->nfuncs * sizeof(*fx->copies));
 	for (k = 0; k < m->nstages; k++)

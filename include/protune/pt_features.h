@@ -17,7 +17,11 @@
  * footprints (pt_footprint.h), the access Jacobians and the algorithm
  * features, and owns the scratch memory pt_features_compute() needs, so
  * featurizing a schedule allocates nothing once the scratch has grown to
- * the largest schedule seen.
+ * the largest schedule seen. It also keeps, for the last few sets of
+ * inlined Funcs it met (at most 64 sets, about 2 MB), the part of the
+ * features that depends on that set alone (the regions at root and what
+ * each stage reads at root); a set met again reuses it, with the same
+ * results bit for bit, and a new set may allocate.
  *
  * Schedules must have passed pt_sched_check() for the same model:
  * pt_features_compute() checks only what it needs to stay in bounds (names
