@@ -1749,7 +1749,6 @@ static void stage_features(struct pt_features *fx, int sidx, double *o)
 	o[PT_FEAT_VECTOR_SIZE] = 1;
 	o[PT_FEAT_NUM_VECTORS] = 0;
 	o[PT_FEAT_NUM_SCALARS] = total;
-	o[PT_FEAT_INLINED_CALLS] = 0;  /* the row is not zeroed before */
 	if (vec >= 0) {
 		int64_t V = l[vec].extent, X;
 		double vpp, spp, ppp;
@@ -1904,18 +1903,15 @@ int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
 		return ret;
 	regions(fx);
 	working_sets(fx);
-	/* stage_features() sets every feature of its row; the rows of
-	 * inlined Funcs are sums, zeroed first */
+	/* The rows of inlined Funcs are sums, zeroed first; a feature
+	 * stage_features() leaves unset is 0 rather than what the buffer
+	 * held (it sets them all now; a cheap guard for the next one). */
+	memset(out, 0, (size_t)m->nstages * PT_FEAT_COUNT * sizeof(*out));
 	for (f = 0; f < m->nfuncs; f++)
-		for (k = 0; k < m->funcs[f].nstages; k++) {
-			int sidx = m->funcs[f].first_stage + k;
-			double *o = &out[(size_t)sidx * PT_FEAT_COUNT];
-
-			if (fx->fn[f].inl)
-				memset(o, 0, PT_FEAT_COUNT * sizeof(*o));
-			else
-				stage_features(fx, sidx, o);
-		}
+		for (k = 0; k < m->funcs[f].nstages && !fx->fn[f].inl; k++)
+			stage_features(fx, m->funcs[f].first_stage + k,
+				       &out[(size_t)(m->funcs[f].first_stage +
+						     k) * PT_FEAT_COUNT]);
 	memset(fx->copies, 0, (size_t)m->nfuncs * sizeof(*fx->copies));
 	for (k = 0; k < m->nstages; k++)
 		if (!fx->fn[m->stages[k].func].inl)
