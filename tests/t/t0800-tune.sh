@@ -168,9 +168,11 @@ test_expect_success 'cost+real with --threads 2 compiles 2 at a time; the answer
 # N: X ms (compiled in C s; from S s to E s)"; two of those compiles
 # overlap in time. (Comparing the compiles' sum with the wall time of a
 # decision, as this test once did, fails when compiles are short next
-# to the runs: a timing, not a fact.)
+# to the runs: a timing, not a fact.) n starts at 0 explicitly: an unset
+# variable as a subscript is "", not 0, and the first line was lost.
 test_expect_success 'the compiles of a decision overlap' '
-	awk "/^candidate [0-9]+: [0-9.]+ ms \\(compiled in / {
+	awk "BEGIN { n = 0 }
+		/^candidate [0-9]+: [0-9.]+ ms \\(compiled in / {
 			s[n] = \$10 + 0; c[n] = \$7 + 0; n++ }
 		END { for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
 			if (s[i] < s[j] + c[j] && s[j] < s[i] + c[i]) ok = 1
