@@ -622,6 +622,7 @@ static void op_counts(const struct pt_cost_prep *p, const struct cp_stage *cs,
 
 struct walk {
 	const struct pt_cost_prep *p;
+	const struct pt_features *fx;
 	const struct pt_model *m;
 	const double *rows;
 	const struct pt_feat_loop *loops;
@@ -640,6 +641,101 @@ struct walk {
 	 * in registers inside the costed stage (promoted()) */
 	const unsigned char *reg;
 };
+
+/* The lines a walk touches: up to SWEEP_MAX loops, each a byte step and
+ * an extent, over the producer's buffer (row-major, dim 0 innermost). */
+#define SWEEP_MAX 8
+#define L1_SETS 64
+#define L1_WAYS 12
+struct sweep {
+	int n, ok;
+	double pitch[WALK_MAXDIMS];
+	int ncoords;
+	int64_t step[SWEEP_MAX], ext[SWEEP_MAX];
+};
+
+/* Start the walk of group g: the row pitch of each coordinate of what it
+ * reads (a Func's realization, an input's estimate); not ok when the
+ * producer has no box (inlined). */
+static void sweep_init(const struct walk *w, const struct cp_group *g,
+		       struct sweep *sw)
+{
+	const struct pt_box *b = pt_features_storage(w->fx, g->func ?
+		g->producer : w->m->nfuncs + g->producer);
+	double p = g->bytes;
+	int k;
+
+	sw->n = 0;
+	sw->ok = b != NULL;
+	sw->ncoords = g->n;
+	for (k = 0; k < g->n && b; k++) {
+		sw->pitch[k] = p;
+		p *= (double)(b->hi[k] - b->lo[k] + 1);
+	}
+}
+
+/* Add loop l to the walk: its byte step, from how each coordinate moves
+ * with its dim; a coordinate that is not affine in it ends the walk. */
+static void sweep_add(struct sweep *sw, const struct dep *dep,
+		      const struct pt_feat_loop *l)
+{
+	double st = 0;
+	int k;
+
+	if (!sw->ok)
+		return;
+	if (sw->n == SWEEP_MAX) {
+		sw->ok = 0;
+		return;
+	}
+	for (k = 0; k < sw->ncoords; k++) {
+		if (dep[k].any || dep[k].var[l->dim]) {
+			sw->ok = 0;
+			return;
+		}
+		st += dep[k].coef[l->dim] * (double)l->stride * sw->pitch[k];
+	}
+	sw->step[sw->n] = (int64_t)fabs(st);
+	sw->ext[sw->n] = l->extent;
+	sw->n++;
+}
+
+/* Whether the lines of the first n loops of the walk fit L1: at most
+ * L1_WAYS lines in any of its L1_SETS sets. Loops that step less than a
+ * line make one contiguous span (a vector, a run along a row); the
+ * others place copies of it. */
+static int sweep_fits_l1(const struct sweep *sw, int n)
+{
+	int64_t span = 1, pts = 1, i, nl;
+	int per[L1_SETS] = { 0 }, k;
+
+	if (!sw->ok)
+		return 0;
+	for (k = 0; k < n; k++) {
+		if (sw->step[k] < 64)
+			span += sw->step[k] * (sw->ext[k] - 1);
+		else if ((pts *= sw->ext[k]) > L1_SETS * L1_WAYS)
+			return 0;
+	}
+	nl = (span + 63) / 64;
+	if (pts * nl > L1_SETS * L1_WAYS)
+		return 0;
+	for (i = 0; i < pts; i++) {
+		int64_t a = 0, r = i, t;
+
+		for (k = 0; k < n; k++) {
+			if (sw->step[k] < 64)
+				continue;
+			a += (r % sw->ext[k]) * sw->step[k];
+			r /= sw->ext[k];
+		}
+		for (t = 0; t < nl; t++) {
+			if (++per[(a / 64 + t) % L1_SETS] > L1_WAYS)
+				return 0;
+		}
+	}
+	return 1;
+}
 
 /* How far from the core (0 to 1) the data group g reads lives: its
  * producer's realization (or the input) against L2. */
@@ -693,9 +789,33 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 	 * is lost, and the walk stops there. Loops that run once or that it
 	 * does not move with take no step. */
 	run = rows = 1;
+	/* A gather whose lanes lie in different rows interleaves as many
+	 * rows as it has lanes (iir_blur's scans vectorized across them). */
+	if (w->vec >= 0 && (across & (1u << l[w->vec].dim)))
+		rows = (double)l[w->vec].extent;
+	{
+	struct sweep sw;
+	double reuse = 1;
+	int dep_seen = 0, nr = 0, rn[SWEEP_MAX];
+	int64_t rx[SWEEP_MAX];
+
+	sweep_init(w, g, &sw);
+	if (w->vec >= 0 && (mask & (1u << l[w->vec].dim)))
+		sweep_add(&sw, dep, &l[w->vec]);
 	for (j = (w->vec >= 0 ? w->vec : w->nloops) - 1; j >= 0; j--) {
-		if (l[j].extent <= 1 || !(mask & (1u << l[j].dim)))
+		if (l[j].extent <= 1)
 			continue;
+		if (!(mask & (1u << l[j].dim))) {
+			/* a loop the access does not move with comes back
+			 * to the same lines (checked below) */
+			if (dep_seen && nr < SWEEP_MAX) {
+				rn[nr] = sw.n;
+				rx[nr++] = l[j].extent;
+			}
+			continue;
+		}
+		dep_seen = 1;
+		sweep_add(&sw, dep, &l[j]);
 		if (across & (1u << l[j].dim))
 			rows *= (double)l[j].extent;
 		else if (rows <= STREAM_ROWS)
@@ -703,8 +823,20 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 		else
 			break;
 	}
-	if (rows > STREAM_ROWS && (far = leaf_far(w, g)) > 0)
-		w->jl += far * cnt / amort / run;
+	if (rows > STREAM_ROWS && (far = leaf_far(w, g)) > 0) {
+		/* the lines are still in L1 when the loops inside the
+		 * returning one touch few enough of them in each of L1's
+		 * sets (rows 4 KiB apart share one) */
+		for (k = 0; k < nr; k++) {
+			/* more loops inside touch more lines */
+			if ((!k || rn[k] != rn[k - 1]) &&
+			    !sweep_fits_l1(&sw, rn[k]))
+				break;
+			reuse *= (double)rx[k];
+		}
+		w->jl += far * cnt / amort / run / reuse;
+	}
+	}
 	if (g->store) {
 		w->us += cnt / amort;
 		return;
@@ -844,6 +976,7 @@ static void load_terms(const struct pt_cost_prep *p,
 
 	memset(&w, 0, sizeof(w));
 	w.p = p;
+	w.fx = fx;
 	w.m = m;
 	w.rows = rows;
 	w.vbytes = p->vbytes;

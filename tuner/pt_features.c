@@ -728,6 +728,14 @@ int pt_features_loops(const struct pt_features *fx, int stage,
 
 /* --- pass 1: loop nests --------------------------------------------------- */
 
+const struct pt_box *pt_features_storage(const struct pt_features *fx,
+					 int node)
+{
+	if (node >= fx->nfuncs)
+		return fx->nregion[node];
+	return fx->fn[node].inl ? NULL : &fx->fn[node].rs;
+}
+
 static int fx_fail(struct pt_error *err, const struct pt_model *m, int f,
 		   const char *what)
 {
@@ -1207,6 +1215,38 @@ static void func_reads(struct pt_features *fx, int h, const struct pt_box *r,
 	}
 }
 
+/* Grow Func h's box in acc by what its update stages write and read of
+ * h itself when its pure dims cover that box and its RVars their bounds:
+ * Halide's bounds inference makes the realization cover them, and the
+ * pure stage computes all of it (a scan along y computed per tile of its
+ * consumer still computes every row). */
+static void own_writes(struct pt_features *fx, int h, struct pt_fp_acc *acc)
+{
+	const struct pt_model *m = fx->m;
+	const struct pt_func *fn = &m->funcs[h];
+	const struct pt_box *got;
+	struct pt_box r, d, o;
+	int k, a;
+
+	if (fn->nstages < 2 || !(got = pt_fp_acc_get(acc, h)))
+		return;
+	r = *got;
+	for (k = 1; k < fn->nstages; k++) {
+		int s = fn->first_stage + k;
+		const struct pt_stage *st = &m->stages[s];
+
+		pt_fp_stage_dims(fx->fp, s, &r, &d);
+		for (a = 0; a < st->naccesses; a++) {
+			const struct pt_access *x = &st->accesses[a];
+
+			if (x->kind != PT_ACCESS_FUNC || x->producer != h)
+				continue;
+			pt_fp_access(fx->fp, s, a, &d, &o);
+			pt_fp_acc_union(acc, h, &o, fn->nargs);
+		}
+	}
+}
+
 /* The kept set that is the current inlined set (fx->inl), or -1. The last
  * one found is tried first: a search often prices schedules that inline
  * the same Funcs one after another. */
@@ -1269,6 +1309,7 @@ static void root_run(struct pt_features *fx)
 		if (fx->m->funcs[f].is_output || !got)
 			pt_fp_acc_union(acc, f, fx->nregion[f],
 					fx->m->funcs[f].nargs);
+		own_writes(fx, f, acc);
 		fx->fn[f].rroot = acc->box[f];
 		func_reads(fx, f, &fx->fn[f].rroot, acc);
 	}
@@ -1292,6 +1333,7 @@ static void site_run(struct pt_features *fx, int j, int p)
 
 		if (fx->fn[h].inl || !inside(fx, h, j, p))
 			continue;
+		own_writes(fx, h, acc);
 		r = pt_fp_acc_get(acc, h);
 		if (r)
 			func_reads(fx, h, r, acc);

@@ -47,7 +47,7 @@
 /* The version of the feature definitions and row layouts below: bump it
  * whenever a feature is added, removed, reordered or defined differently,
  * so that cost model weights fitted to older features are refused. */
-#define PT_FEAT_VERSION 1
+#define PT_FEAT_VERSION 2
 
 /* Schedule features, in the order of each stage's row. */
 enum pt_feat {
@@ -177,5 +177,12 @@ struct pt_feat_loop {
 #define PT_FEAT_MAXLOOPS 64
 int pt_features_loops(const struct pt_features *fx, int stage,
 		      const struct pt_feat_loop **loops);
+
+/* The box one realization of node `node` allocates (pt_footprint.h's
+ * numbering): a Func's region at its storage site in the last featurized
+ * schedule (NULL when it is inlined), an input's estimate. Valid until
+ * the next pt_features_compute() on this context. */
+const struct pt_box *pt_features_storage(const struct pt_features *fx,
+					 int node);
 
 #endif

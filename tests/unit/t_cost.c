@@ -572,6 +572,56 @@ PT_TEST(partial_reads_are_dense)
 		 5 * part[PT_TERM_UPDATE_STORES]);
 }
 
+/* An accumulator f0(x, y) += i0(r) swept down all 130 rows of f0 (800
+ * bytes apart), a vector each, for every r: 130 lines spread over L1's
+ * sets, still there when r comes back, so the walk across the rows
+ * restarts once per 300 steps of r. With r outside the row's vectors
+ * instead, every vector restarts it. */
+static const char acc_model[] =
+	"protune-model 1\nhalide \"14.0.0\"\n"
+	"target \"x86-64-linux-avx-avx2-fma-sse41\"\n"
+	"machine-params \"8,16777216,40\"\n"
+	"input i0 buffer f32 dims 1 est 0 300\n"
+	"func f0 types f32 args 2 output\n"
+	"  region 0 200 0 130\n"
+	"  stage 0\n"
+	"    dim v0 0 200\n"
+	"    dim v1 0 130\n"
+	"    def \"f0(v0, v1) = 0.0f\"\n"
+	"  stage 1\n"
+	"    dim r0 0 300\n"
+	"    dim v0 0 200\n"
+	"    dim v1 0 130\n"
+	"    op add.f32 1\n"
+	"    op load.f32 2\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    access f0 value 0 count 1 store\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    access i0 value 0 count 1\n"
+	"      coord 1*r0 + [0,0]\n"
+	"    def \"f0(v0, v1) = (f0(v0, v1) + i0(r0)) rdom r0(0, 300)\"\n";
+
+PT_TEST(strided_reuse)
+{
+	double in[PT_TERM_COUNT], out[PT_TERM_COUNT];
+	const char *fmt = "protune-schedule 1\nkey %%s\nfunc f0 root\n"
+		"  stage 1\n    split v0 v0o v0i 8 guard\n"
+		"    reorder %s\n    vectorize v0i\n";
+	char a[256], b[256];
+
+	snprintf(a, sizeof(a), fmt, "v0i v1 r0 v0o");
+	snprintf(b, sizeof(b), fmt, "v0i v1 v0o r0");
+	PT_REQUIRE(text_terms(acc_model, a, in) == 0);
+	PT_REQUIRE(text_terms(acc_model, b, out) == 0);
+	PT_CHECK(in[PT_TERM_STRIDED_LOADS] > 0);
+	/* the same accesses, 300 times fewer restarts */
+	PT_CHECK(fabs(in[PT_TERM_STRIDED_LOADS] * 300 /
+		      out[PT_TERM_STRIDED_LOADS] - 1) < 1e-9);
+}
+
 /* Page faults from allocations (`pages`): glibc's heap keeps the memory
  * of one run for the next, unless freeing leaves at its top twice the
  * largest block ever mapped; blocks over 32 MiB are mapped afresh every
@@ -711,5 +761,7 @@ PT_SUITE(cost,
 	 { "terms of blur respond to the schedule", terms_respond },
 	 { "loads are hoisted out of loops they do not use",
 	   loads_hoisted },
+	 { "a walk across rows that stay in L1 restarts once",
+	   strided_reuse },
 	 { "partial coordinates are dense reads that vary",
 	   partial_reads_are_dense });

@@ -1116,6 +1116,83 @@ PT_TEST(features_algorithm)
 	pt_model_free(m);
 }
 
+/* A scan down the columns: f0 = i0, then f0(x, r) = f0(x, r - 1) +
+ * f0(x, r) for r in [1, 63]; f1 = f0. Computed per 8-row strip of f1,
+ * f0 still computes every row: its update writes them all, and Halide's
+ * bounds make the realization cover what the updates write and read. */
+static const char scan_text[] = HEADER
+	"input i0 buffer f32 dims 2 est 0 64 0 64\n"
+	"func f0 types f32 args 2\n"
+	"  region 0 64 0 64\n"
+	"  stage 0\n"
+	"    dim v0 0 64\n"
+	"    dim v1 0 64\n"
+	"    op load.f32 1\n"
+	"    access i0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    def \"f0(v0, v1) = i0(v0, v1)\"\n"
+	"  stage 1\n"
+	"    dim r0 1 63\n"
+	"    dim v0 0 64\n"
+	"    op add.f32 1\n"
+	"    op load.f32 2\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*r0 + [-1,-1]\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*r0 + [0,0]\n"
+	"    access f0 value 0 count 1 store\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*r0 + [0,0]\n"
+	"    def \"f0(v0, r0) = (f0(v0, (r0 - 1)) + f0(v0, r0)) "
+	"rdom r0(1, 63)\"\n"
+	"func f1 types f32 args 2 output\n"
+	"  region 0 64 0 64\n"
+	"  stage 0\n"
+	"    dim v0 0 64\n"
+	"    dim v1 0 64\n"
+	"    op load.f32 1\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    def \"f1(v0, v1) = f0(v0, v1)\"\n";
+
+PT_TEST(features_update_region)
+{
+	struct pt_model *m = model(scan_text);
+	struct pt_features *fx = NULL;
+	struct pt_sched *s;
+	double out[3 * PT_FEAT_COUNT];
+
+	PT_REQUIRE(m != NULL);
+	PT_REQUIRE(pt_features_new(m, &fx, NULL) == 0);
+	s = sched(m, "func f0 at f1 v1o\n"
+		  "func f1 root\n  stage 0\n    split v1 v1o v1i 8 guard\n");
+	PT_REQUIRE(s != NULL);
+	PT_REQUIRE(pt_features_compute(fx, s, out, NULL) == 0);
+	/* eight strips, each all 64 x 64 of f0 and the 64 x 63 of its
+	 * update, not the strip's 64 x 8 */
+	PT_CHECK(out[PT_FEAT_NUM_REALIZATIONS] == 8);
+	PT_CHECK(out[PT_FEAT_POINTS_PER_REALIZATION] == 4096);
+	PT_CHECK(out[PT_FEAT_BYTES_AT_REALIZATION] == 16384);
+	PT_CHECK(out[PT_FEAT_POINTS_TOTAL] == 8 * 4096);
+	PT_CHECK(out[PT_FEAT_REDUNDANT_RECOMPUTE] == 8);
+	PT_CHECK(out[PT_FEAT_COUNT + PT_FEAT_POINTS_PER_REALIZATION] ==
+		 64 * 63);
+	/* and at root, once */
+	pt_sched_free(s);
+	s = sched(m, "func f0 root\nfunc f1 root\n");
+	PT_REQUIRE(s != NULL);
+	PT_REQUIRE(pt_features_compute(fx, s, out, NULL) == 0);
+	PT_CHECK(out[PT_FEAT_POINTS_TOTAL] == 4096);
+	PT_CHECK(out[PT_FEAT_REDUNDANT_RECOMPUTE] == 1);
+	pt_sched_free(s);
+	pt_features_free(fx);
+	pt_model_free(m);
+}
+
 /* On random schedules of every example: the loop nests agree with
  * pt_sched_nest() (names, kinds, and for Funcs at root the extents), and
  * every feature is finite and not negative. */
@@ -1213,5 +1290,7 @@ PT_SUITE(footprint,
 	 { "features: compute_at", features_compute_at },
 	 { "features: vectors and loads", features_vectors_and_loads },
 	 { "features: algorithm", features_algorithm },
+	 { "features: an update's writes are in its Func's region",
+	   features_update_region },
 	 { "features: random schedules of the examples",
 	   features_examples });
