@@ -748,6 +748,67 @@ static double leaf_far(const struct walk *w, const struct cp_group *g)
 		    L2_BYTES);
 }
 
+/* How access group g walks memory, from the vector loop out: loops that
+ * move it across rows multiply the rows it interleaves (a gather whose
+ * lanes lie in different rows, as iir_blur's scans vectorized across
+ * them, starts with as many rows as lanes); loops that move it along its
+ * rows (its first coordinate only) lengthen the run it makes in each row
+ * while those rows are few enough for the prefetcher to follow (the
+ * streams go on); past STREAM_ROWS rows, a loop along the rows comes back
+ * to each row only after its stream is lost, and the walk stops there.
+ * Loops that run once take no step. A loop it does not move with, once
+ * one it moves with is inside, comes back to the same lines: they are
+ * still in L1 when the loops inside it touch few enough of them in each
+ * of L1's sets (rows 4 KiB apart share one), and the walk then restarts
+ * once per pass of that loop, not at every step: *reuse is the product
+ * of those loops' extents (worked out only for a walk past STREAM_ROWS
+ * rows). Returns the rows; *run is the run along each. */
+static double walk_rows(const struct walk *w, const struct cp_group *g,
+			const struct dep *dep, unsigned mask, unsigned across,
+			double *run, double *reuse)
+{
+	const struct pt_feat_loop *l = w->loops;
+	struct sweep sw;
+	double rows = 1;
+	int j, k, dep_seen = 0, nr = 0, rn[SWEEP_MAX];
+	int64_t rx[SWEEP_MAX];
+
+	*run = *reuse = 1;
+	if (w->vec >= 0 && (across & (1u << l[w->vec].dim)))
+		rows = (double)l[w->vec].extent;
+	sweep_init(w, g, &sw);
+	if (w->vec >= 0 && (mask & (1u << l[w->vec].dim)))
+		sweep_add(&sw, dep, &l[w->vec]);
+	for (j = (w->vec >= 0 ? w->vec : w->nloops) - 1; j >= 0; j--) {
+		if (l[j].extent <= 1)
+			continue;
+		if (!(mask & (1u << l[j].dim))) {
+			if (dep_seen && nr < SWEEP_MAX) {
+				rn[nr] = sw.n;
+				rx[nr++] = l[j].extent;
+			}
+			continue;
+		}
+		dep_seen = 1;
+		sweep_add(&sw, dep, &l[j]);
+		if (across & (1u << l[j].dim))
+			rows *= (double)l[j].extent;
+		else if (rows <= STREAM_ROWS)
+			*run *= (double)l[j].extent;
+		else
+			break;
+	}
+	if (rows <= STREAM_ROWS)
+		return rows;
+	for (k = 0; k < nr; k++) {
+		/* more loops inside touch more lines */
+		if ((!k || rn[k] != rn[k - 1]) && !sweep_fits_l1(&sw, rn[k]))
+			break;
+		*reuse *= (double)rx[k];
+	}
+	return rows;
+}
+
 /* One load or store, group g's: count `cnt` per point of the stage,
  * g->bytes per element, coordinates `dep`, which move with the loop dims
  * in `mask` and across rows (dep_masks()) with those in `across`.
@@ -766,8 +827,8 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 		      double cnt)
 {
 	const struct pt_feat_loop *l = w->loops;
-	double amort = 1, unr = 1, cost, run, rows, far;
-	int i, j, k, cls, n = g->n;
+	double amort = 1, unr = 1, cost, run, rows, reuse, far;
+	int i, k, cls, n = g->n;
 
 	for (i = (w->vec >= 0 ? w->vec : w->nloops) - 1; i >= 0; i--) {
 		if (mask & (1u << l[i].dim)) {
@@ -780,63 +841,9 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 		}
 		amort *= (double)(l[i].extent > 1 ? l[i].extent : 1);
 	}
-	/* How the access walks memory, from the vector loop out: loops that
-	 * move it across rows multiply the rows it interleaves; loops that
-	 * move it along its rows (its first coordinate only) lengthen the
-	 * run it makes in each row while those rows are few enough for the
-	 * prefetcher to follow (the streams go on); past STREAM_ROWS rows, a
-	 * loop along the rows comes back to each row only after its stream
-	 * is lost, and the walk stops there. Loops that run once or that it
-	 * does not move with take no step. */
-	run = rows = 1;
-	/* A gather whose lanes lie in different rows interleaves as many
-	 * rows as it has lanes (iir_blur's scans vectorized across them). */
-	if (w->vec >= 0 && (across & (1u << l[w->vec].dim)))
-		rows = (double)l[w->vec].extent;
-	{
-	struct sweep sw;
-	double reuse = 1;
-	int dep_seen = 0, nr = 0, rn[SWEEP_MAX];
-	int64_t rx[SWEEP_MAX];
-
-	sweep_init(w, g, &sw);
-	if (w->vec >= 0 && (mask & (1u << l[w->vec].dim)))
-		sweep_add(&sw, dep, &l[w->vec]);
-	for (j = (w->vec >= 0 ? w->vec : w->nloops) - 1; j >= 0; j--) {
-		if (l[j].extent <= 1)
-			continue;
-		if (!(mask & (1u << l[j].dim))) {
-			/* a loop the access does not move with comes back
-			 * to the same lines (checked below) */
-			if (dep_seen && nr < SWEEP_MAX) {
-				rn[nr] = sw.n;
-				rx[nr++] = l[j].extent;
-			}
-			continue;
-		}
-		dep_seen = 1;
-		sweep_add(&sw, dep, &l[j]);
-		if (across & (1u << l[j].dim))
-			rows *= (double)l[j].extent;
-		else if (rows <= STREAM_ROWS)
-			run *= (double)l[j].extent;
-		else
-			break;
-	}
-	if (rows > STREAM_ROWS && (far = leaf_far(w, g)) > 0) {
-		/* the lines are still in L1 when the loops inside the
-		 * returning one touch few enough of them in each of L1's
-		 * sets (rows 4 KiB apart share one) */
-		for (k = 0; k < nr; k++) {
-			/* more loops inside touch more lines */
-			if ((!k || rn[k] != rn[k - 1]) &&
-			    !sweep_fits_l1(&sw, rn[k]))
-				break;
-			reuse *= (double)rx[k];
-		}
+	rows = walk_rows(w, g, dep, mask, across, &run, &reuse);
+	if (rows > STREAM_ROWS && (far = leaf_far(w, g)) > 0)
 		w->jl += far * cnt / amort / run / reuse;
-	}
-	}
 	if (g->store) {
 		w->us += cnt / amort;
 		return;

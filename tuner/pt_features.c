@@ -1220,7 +1220,8 @@ static void func_reads(struct pt_features *fx, int h, const struct pt_box *r,
  * Halide's bounds inference makes the realization cover them, and the
  * pure stage computes all of it (a scan along y computed per tile of its
  * consumer still computes every row). */
-static void own_writes(struct pt_features *fx, int h, struct pt_fp_acc *acc)
+static void own_footprint(struct pt_features *fx, int h,
+			  struct pt_fp_acc *acc)
 {
 	const struct pt_model *m = fx->m;
 	const struct pt_func *fn = &m->funcs[h];
@@ -1309,7 +1310,7 @@ static void root_run(struct pt_features *fx)
 		if (fx->m->funcs[f].is_output || !got)
 			pt_fp_acc_union(acc, f, fx->nregion[f],
 					fx->m->funcs[f].nargs);
-		own_writes(fx, f, acc);
+		own_footprint(fx, f, acc);
 		fx->fn[f].rroot = acc->box[f];
 		func_reads(fx, f, &fx->fn[f].rroot, acc);
 	}
@@ -1333,7 +1334,7 @@ static void site_run(struct pt_features *fx, int j, int p)
 
 		if (fx->fn[h].inl || !inside(fx, h, j, p))
 			continue;
-		own_writes(fx, h, acc);
+		own_footprint(fx, h, acc);
 		r = pt_fp_acc_get(acc, h);
 		if (r)
 			func_reads(fx, h, r, acc);
