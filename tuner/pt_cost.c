@@ -12,6 +12,7 @@
  */
 #include "protune/pt_cost.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ static const char *const term_names[PT_TERM_COUNT] = {
 	"stages", "vector_ops", "scalar_ops", "calls", "vector_loads",
 	"gathers", "broadcasts", "scalar_loads", "stores", "update_stores",
 	"lines", "l2_lines", "spill_lines", "allocs", "pages", "tasks",
-	"loops", "productions", "strided_loads",
+	"loops", "productions", "strided_loads", "boundary_gathers",
 };
 
 const char *pt_term_name(int term)
@@ -149,6 +150,10 @@ struct dep {
 	int any;
 	double coef[WALK_MAXDIMS];
 	unsigned char var[WALK_MAXDIMS];
+	/* edges of the image where the coordinate, or one it is read
+	 * through, is clamped and the reads go past the clamp (0 to 2):
+	 * see boundary() */
+	unsigned char edges;
 };
 
 /* --- what the terms need of the model ------------------------------------- */
@@ -366,6 +371,34 @@ static void prep_coord(struct pt_cost_prep *p, const struct pt_stage *st,
 	co->ntm = *ntm - co->tm0;
 }
 
+/* The edges (0 to 2) where coordinate k of access ac of stage st is
+ * clamped and the stage, over its estimated bounds, reads past the clamp. */
+static int clamp_edges(const struct pt_stage *st, const struct pt_access *ac,
+		       int k)
+{
+	const struct pt_coord *c = &ac->coords[k];
+	double lo, hi;
+	int e;
+
+	if (!c->has_clamp_min && !c->has_clamp_max)
+		return 0;
+	if (!(c->affine && c->coef) && !pt_coord_partial(c))
+		return 0;
+	lo = (double)c->off_min.num / (double)c->off_min.den;
+	hi = (double)c->off_max.num / (double)c->off_max.den;
+	for (e = 0; e < st->ndims; e++) {
+		double ce = (double)c->coef[e].num / (double)c->coef[e].den;
+		double a = ce * (double)st->dims[e].min;
+		double b = ce * (double)(st->dims[e].min +
+					 st->dims[e].extent - 1);
+
+		lo += a < b ? a : b;
+		hi += a < b ? b : a;
+	}
+	return (c->has_clamp_min && lo < (double)c->clamp_min) +
+		(c->has_clamp_max && hi > (double)c->clamp_max);
+}
+
 /* The access groups of stage s (walk_stage()). */
 static void prep_groups(struct pt_cost_prep *p, int s, int *ngrp, int *nco,
 			int *ntm)
@@ -379,6 +412,7 @@ static void prep_groups(struct pt_cost_prep *p, int s, int *ngrp, int *nco,
 	for (a = 0; a < st->naccesses; a++) {
 		const struct pt_access *ac = &st->accesses[a];
 		struct cp_group *g = &p->grp[(*ngrp)++];
+		int a0 = a, b;
 
 		g->cnt = ac->count;
 		while (a + 1 < st->naccesses &&
@@ -412,8 +446,17 @@ static void prep_groups(struct pt_cost_prep *p, int s, int *ngrp, int *nco,
 		}
 		if (g->bytes <= 0)
 			g->bytes = 1;
-		for (k = 0; k < g->n; k++)
+		for (k = 0; k < g->n; k++) {
+			struct dep *r = &p->root[g->co + k];
+
 			prep_coord(p, st, ac, g, k, ntm);
+			for (b = a0; b <= a; b++) {
+				int ed = clamp_edges(st, &st->accesses[b], k);
+
+				if (ed > r->edges)
+					r->edges = (unsigned char)ed;
+			}
+		}
 		dep_masks(&p->root[g->co], g->n,
 			  st->ndims < WALK_MAXDIMS ? st->ndims : WALK_MAXDIMS,
 			  &g->mask, &g->across);
@@ -633,13 +676,19 @@ struct walk {
 	int budget;
 	/* per vector (or per scalar point for sl), before hoisting is
 	 * undone by the counts of vectors */
-	double vl, ga, bc, sl, tail, us;
+	double vl, ga, bc, sl, tail, us, bg;
 	/* prefetch streams restarted (per vector, or per scalar point) on
 	 * data too large for L2: see walk_leaf() */
 	double jl;
 	/* per Func (NULL, or indices >= INL_MAX: none): its buffer lives
 	 * in registers inside the costed stage (promoted()) */
 	const unsigned char *reg;
+	/* per dim of the costed stage: the loop that Halide partitions for
+	 * a clamp of a coordinate moving with it, as a position in the nest
+	 * from root, and the share of the points in one boundary iteration
+	 * of it (partitions()) */
+	int ppos[WALK_MAXDIMS];
+	double pshare[WALK_MAXDIMS];
 };
 
 /* The lines a walk touches: up to SWEEP_MAX loops, each a byte step and
@@ -822,6 +871,103 @@ static double walk_rows(const struct walk *w, const struct cp_group *g,
  * 64-row columns ran 3 times slower than the same work along its rows
  * (doc/cost-model.md). strided_loads counts those restarts, one per run
  * along a row, weighted by how far the data lives (leaf_far()). */
+/* The share of the vectors of a dense load that Halide turns into gathers:
+ * Halide (PartitionLoops) splits a loop into a steady state, where a
+ * clamp is dropped, and boundary iterations that keep every clamp. It
+ * partitions, for each clamped coordinate, the outermost loop whose
+ * variable the coordinate uses: a tile loop of a consumer the stage is
+ * computed in when the stage's own dim is split (its base follows the
+ * consumer's tile), else the stage's own loop; and it does not partition
+ * inside the boundary iterations. So a vector lane's clamp stays (a
+ * gather) in the boundary iterations of its own partitioned loop and of
+ * every clamped coordinate's that is partitioned further out. */
+static double boundary(const struct walk *w, const struct dep *dep, int n)
+{
+	int dv = w->loops[w->vec].dim, pv = INT_MAX, k, d;
+	double steady = 1;
+
+	for (k = 0; k < n; k++)
+		if (dep[k].edges && !dep[k].any && dep[k].coef[dv] != 0)
+			for (d = 0; d < w->nd; d++)
+				if (dep[k].coef[d] != 0 && w->ppos[d] < pv)
+					pv = w->ppos[d];
+	if (pv == INT_MAX)
+		return 0;
+	for (k = 0; k < n; k++) {
+		int pk = INT_MAX, dk = -1;
+
+		if (!dep[k].edges || dep[k].any)
+			continue;
+		for (d = 0; d < w->nd; d++)
+			if (dep[k].coef[d] != 0 && w->ppos[d] < pk) {
+				pk = w->ppos[d];
+				dk = d;
+			}
+		if (dk >= 0 && pk <= pv)
+			steady *= 1 - fmin(1, dep[k].edges * w->pshare[dk]);
+	}
+	return 1 - steady;
+}
+
+/* Fill w->ppos and w->pshare for stage s (boundary()). The consumers'
+ * loops enclosing the stage's compute site come first (root first), then
+ * the stage's own; a consumer's loop over the pure var of the same index
+ * moves the stage's region along that dim. */
+static void partitions(struct walk *w, int s)
+{
+	const struct pt_model *m = w->m;
+	const struct pt_stage *st = &m->stages[s];
+	int anc[32], acp[32], na = 0, f = st->func, j, p, d, i, pos = 0;
+
+	for (d = 0; d < w->nd; d++)
+		w->ppos[d] = -1;
+	while (na < 32 && pt_features_site(w->fx, f, &j, &p) > 0) {
+		anc[na] = j;
+		acp[na++] = p;
+		f = j;
+	}
+	while (na-- > 0) {
+		const struct pt_func *cf = &m->funcs[anc[na]];
+		int cs = cf->first_stage + cf->nstages - 1;
+		const struct pt_stage *cst = &m->stages[cs];
+		const struct pt_feat_loop *cl;
+		int ncl = pt_features_loops(w->fx, cs, &cl);
+
+		for (i = 0; i <= acp[na] && i < ncl; i++, pos++) {
+			const struct pt_dim *cd = &cst->dims[cl[i].dim];
+
+			if (cd->is_rvar || cl[i].extent <= 1)
+				continue;
+			for (d = 0; d < w->nd; d++) {
+				const struct pt_dim *sd = &st->dims[d];
+				int idx = cd->index;
+
+				if (w->ppos[d] >= 0 || sd->is_rvar ||
+				    sd->index != idx || idx >= cf->nargs ||
+				    cf->region_extent[idx] <= 0)
+					continue;
+				w->ppos[d] = pos;
+				w->pshare[d] = (double)cl[i].stride /
+					(double)cf->region_extent[idx];
+			}
+		}
+	}
+	for (d = 0; d < w->nd; d++) {
+		int first = -1, nl = 0;
+
+		for (i = 0; i < w->nloops; i++)
+			if (w->loops[i].dim == d && nl++ == 0)
+				first = i;
+		/* an unsplit dim's clamp uses the stage's own loop variable */
+		if (w->ppos[d] >= 0 && nl > 1)
+			continue;
+		w->ppos[d] = first >= 0 ? pos + first : INT_MAX;
+		w->pshare[d] = first >= 0 && st->dims[d].extent > 0 ?
+			(double)w->loops[first].stride /
+			(double)st->dims[d].extent : 0;
+	}
+}
+
 static void walk_leaf(struct walk *w, const struct cp_group *g,
 		      const struct dep *dep, unsigned mask, unsigned across,
 		      double cnt)
@@ -880,9 +1026,12 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 		if (cost < 1)
 			cost = 1;
 	}
-	if (cls == 0)
-		w->vl += cnt * cost / amort;
-	else if (cls == 1)
+	if (cls == 0) {
+		double f = boundary(w, dep, n);
+
+		w->vl += cnt * cost * (1 - f) / amort;
+		w->bg += cnt * (double)l[w->vec].extent * f / amort;
+	} else if (cls == 1)
 		w->ga += cnt * cost / amort;
 	else
 		w->bc += cnt * cost / amort;
@@ -902,6 +1051,7 @@ static void compose(const struct walk *w, const struct cp_group *g,
 		const struct cp_coord *c = &p->co[g->co + k];
 
 		dep[k].any = 0;
+		dep[k].edges = p->root[g->co + k].edges;
 		for (d = 0; d < w->nd; d++) {
 			dep[k].coef[d] = 0;
 			dep[k].var[d] = 0;
@@ -919,6 +1069,8 @@ static void compose(const struct walk *w, const struct cp_group *g,
 				continue;
 			}
 			src = &in[x->src];
+			if (src->edges > dep[k].edges)
+				dep[k].edges = src->edges;
 			for (d = 0; d < w->nd; d++) {
 				if (x->ve) {
 					dep[k].var[d] |= src->coef[d] != 0 ||
@@ -997,17 +1149,21 @@ static void load_terms(const struct pt_cost_prep *p,
 	for (i = 0; i < w.nloops && w.loops[i].dim < WALK_MAXDIMS; i++)
 		;
 	w.nd = m->stages[s].ndims;
-	if (i == w.nloops && w.nd <= WALK_MAXDIMS)
+	if (i == w.nloops && w.nd <= WALK_MAXDIMS) {
+		if (w.vec >= 0)
+			partitions(&w, s);
 		walk_stage(&w, s, NULL, 0, 1, 0);
+	}
 	if (i < w.nloops || m->stages[s].ndims > WALK_MAXDIMS ||
 	    w.budget <= 0) {
 		w.vl = r[PT_FEAT_VECTOR_LOADS_PER_VECTOR];
 		w.ga = r[PT_FEAT_SCALAR_LOADS_PER_VECTOR];
-		w.bc = w.us = w.tail = w.jl = 0;
+		w.bc = w.us = w.tail = w.jl = w.bg = 0;
 		w.sl = r[PT_FEAT_SCALAR_LOADS_PER_SCALAR];
 	}
 	terms[PT_TERM_VECTOR_LOADS] += nv * w.vl / eff;
 	terms[PT_TERM_GATHERS] += nv * w.ga / eff;
+	terms[PT_TERM_BOUNDARY_GATHERS] += nv * w.bg / eff;
 	terms[PT_TERM_BROADCASTS] += nv * w.bc / eff;
 	terms[PT_TERM_SCALAR_LOADS] += ns * (w.sl + w.tail) / eff;
 	terms[PT_TERM_UPDATE_STORES] += (nv + ns) * w.us / eff;

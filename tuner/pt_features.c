@@ -736,6 +736,21 @@ const struct pt_box *pt_features_storage(const struct pt_features *fx,
 	return fx->fn[node].inl ? NULL : &fx->fn[node].rs;
 }
 
+int pt_features_site(const struct pt_features *fx, int func, int *j,
+		     int *p)
+{
+	const struct fx_func *fn = &fx->fn[func];
+
+	*j = *p = -1;
+	if (fn->inl)
+		return -1;
+	if (fn->cj < 0)
+		return 0;
+	*j = fn->cj;
+	*p = fn->cp;
+	return 1;
+}
+
 static int fx_fail(struct pt_error *err, const struct pt_model *m, int f,
 		   const char *what)
 {

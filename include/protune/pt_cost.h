@@ -76,6 +76,9 @@ enum pt_term {
 	PT_TERM_STRIDED_LOADS,/* runs along a row of data too large for L2
 			       * that a walk across more than 32 rows
 			       * interrupts (prefetch streams restarted) */
+	PT_TERM_BOUNDARY_GATHERS, /* lanes of dense loads that Halide leaves
+			       * clamped, in a partitioned loop's
+			       * boundary iterations */
 	PT_TERM_COUNT
 };
 

@@ -47,7 +47,7 @@
 /* The version of the feature definitions and row layouts below: bump it
  * whenever a feature is added, removed, reordered or defined differently,
  * so that cost model weights fitted to older features are refused. */
-#define PT_FEAT_VERSION 2
+#define PT_FEAT_VERSION 3
 
 /* Schedule features, in the order of each stage's row. */
 enum pt_feat {
@@ -184,5 +184,12 @@ int pt_features_loops(const struct pt_features *fx, int stage,
  * the next pt_features_compute() on this context. */
 const struct pt_box *pt_features_storage(const struct pt_features *fx,
 					 int node);
+
+/* The compute site of Func `func` in the last featurized schedule: 1 with
+ * the consumer Func in *j and the position in *p of the loop of its last
+ * stage (pt_features_loops()) it is computed in; 0 at root and -1 inlined,
+ * both with *j = *p = -1. Valid until the next pt_features_compute(). */
+int pt_features_site(const struct pt_features *fx, int func, int *j,
+		     int *p);
 
 #endif

@@ -743,6 +743,74 @@ PT_TEST(loops_and_registers)
 	PT_CHECK(row[PT_TERM_VECTOR_LOADS] == 2 * vecs);
 }
 
+/* A stencil f0 reads i0 clamped to the image: Halide partitions the
+ * outermost loop over x into a steady state without the clamp and
+ * boundary iterations that keep it, where a vector's clamped lanes are
+ * loaded one at a time. The outer loop of 32-wide vectors has 2 of its
+ * 32 iterations on an edge; tiles of 256 have 2 of 4. Computed in its
+ * consumer f1's tiles, f0's own split x follows the tile (f1's tile loop
+ * is the one partitioned). */
+static const char clamp_model[] =
+	"protune-model 1\n"
+	"halide \"14.0.0\"\n"
+	"target \"x86-64-linux-avx-avx2-f16c-fma-sse41\"\n"
+	"machine-params \"2,16777216,40\"\n"
+	"input i0 buffer u8 dims 1 est 0 1024\n"
+	"func f0 types u8 args 1\n"
+	"  region 0 1024\n"
+	"  stage 0\n"
+	"    dim v0 0 1024\n"
+	"    op load.u8 1\n"
+	"    access i0 value 0 count 1\n"
+	"      coord 1*v0 + [-1,1]%s\n"
+	"    def \"f0(v0) = i0(clamp(v0 + 1, 0, 1023))\"\n"
+	"func f1 types u8 args 1 output\n"
+	"  region 0 1024\n"
+	"  stage 0\n"
+	"    dim v0 0 1024\n"
+	"    op load.u8 1\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"    def \"f1(v0) = f0(v0)\"\n";
+
+static int clamp_terms(const char *clamp, const char *f0, const char *f1,
+		       double *terms)
+{
+	char text[2048], sched[512];
+
+	snprintf(text, sizeof(text), clamp_model, clamp);
+	snprintf(sched, sizeof(sched), "protune-schedule 1\nkey %%s\n"
+		 "func f0 %s\n  stage 0\n    split v0 v0o v0i 32 guard\n"
+		 "    vectorize v0i\n"
+		 "func f1 root\n  stage 0\n    split v0 v0o v0i 32 guard\n"
+		 "%s    vectorize v0i\n", f0, f1);
+	return text_terms(text, sched, terms);
+}
+
+PT_TEST(boundary_gathers)
+{
+	double vec[PT_TERM_COUNT], tile[PT_TERM_COUNT], none[PT_TERM_COUNT];
+	double at[PT_TERM_COUNT];
+	const char *tiles = "    split v0o v0oo v0oi 8 shift\n";
+
+	PT_REQUIRE(clamp_terms(" clamp [0,1023]", "root", "", vec) == 0);
+	PT_REQUIRE(clamp_terms(" clamp [0,1023]", "root", tiles, tile) == 0);
+	PT_REQUIRE(clamp_terms("", "root", "", none) == 0);
+	PT_REQUIRE(clamp_terms(" clamp [0,1023]", "at f1 v0oo", tiles,
+			       at) == 0);
+	/* f0's 32 vectors of 32 lanes: 2 of 32 iterations at an edge */
+	PT_CHECK(fabs(vec[PT_TERM_BOUNDARY_GATHERS] - 64) < 1e-9);
+	PT_CHECK(none[PT_TERM_BOUNDARY_GATHERS] == 0);
+	/* f1's own tiles do not move f0, computed at root */
+	PT_CHECK(tile[PT_TERM_BOUNDARY_GATHERS] ==
+		 vec[PT_TERM_BOUNDARY_GATHERS]);
+	/* computed in f1's tiles of 256: 2 of 4 at an edge */
+	PT_CHECK(at[PT_TERM_BOUNDARY_GATHERS] >
+		 7.9 * vec[PT_TERM_BOUNDARY_GATHERS]);
+	PT_CHECK(at[PT_TERM_VECTOR_LOADS] < vec[PT_TERM_VECTOR_LOADS]);
+	PT_CHECK(none[PT_TERM_VECTOR_LOADS] > vec[PT_TERM_VECTOR_LOADS]);
+}
+
 PT_SUITE(cost,
 	 { "linear layer recovers known coefficients", linear_recovers },
 	 { "linear layer never weighs a term negatively",
@@ -764,4 +832,6 @@ PT_SUITE(cost,
 	 { "a walk across rows that stay in L1 restarts once",
 	   strided_reuse },
 	 { "partial coordinates are dense reads that vary",
-	   partial_reads_are_dense });
+	   partial_reads_are_dense },
+	 { "clamped loads gather in a partitioned loop's boundary",
+	   boundary_gathers });
