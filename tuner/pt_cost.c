@@ -858,19 +858,6 @@ static double walk_rows(const struct walk *w, const struct cp_group *g,
 	return rows;
 }
 
-/* One load or store, group g's: count `cnt` per point of the stage,
- * g->bytes per element, coordinates `dep`, which move with the loop dims
- * in `mask` and across rows (dep_masks()) with those in `across`.
- *
- * Besides the loads themselves, the order of their addresses: walking
- * along a row, the hardware prefetchers stream the lines in; walking
- * across a few rows, each row is a stream of its own, and they follow
- * those too. Across more rows than they track (STREAM_ROWS), each time
- * the walk comes back to a row it starts that stream again, and for data
- * that does not stay in L2 waits on memory: blur's stencil walked down
- * 64-row columns ran 3 times slower than the same work along its rows
- * (doc/cost-model.md). strided_loads counts those restarts, one per run
- * along a row, weighted by how far the data lives (leaf_far()). */
 /* The share of the vectors of a dense load that Halide turns into gathers:
  * Halide (PartitionLoops) splits a loop into a steady state, where a
  * clamp is dropped, and boundary iterations that keep every clamp. It
@@ -968,6 +955,19 @@ static void partitions(struct walk *w, int s)
 	}
 }
 
+/* One load or store, group g's: count `cnt` per point of the stage,
+ * g->bytes per element, coordinates `dep`, which move with the loop dims
+ * in `mask` and across rows (dep_masks()) with those in `across`.
+ *
+ * Besides the loads themselves, the order of their addresses: walking
+ * along a row, the hardware prefetchers stream the lines in; walking
+ * across a few rows, each row is a stream of its own, and they follow
+ * those too. Across more rows than they track (STREAM_ROWS), each time
+ * the walk comes back to a row it starts that stream again, and for data
+ * that does not stay in L2 waits on memory: blur's stencil walked down
+ * 64-row columns ran 3 times slower than the same work along its rows
+ * (doc/cost-model.md). strided_loads counts those restarts, one per run
+ * along a row, weighted by how far the data lives (leaf_far()). */
 static void walk_leaf(struct walk *w, const struct cp_group *g,
 		      const struct dep *dep, unsigned mask, unsigned across,
 		      double cnt)
