@@ -235,6 +235,7 @@ struct pt_cost_prep {
 	double (*share)[4];
 	int (*edge)[2];
 	int nedge;
+	double thr0;          /* mapping threshold the pipeline starts with */
 };
 
 /* The dims an access moves with (all when a coordinate is not affine),
@@ -557,6 +558,60 @@ static void *prep_alloc(size_t n, size_t sz, int *bad)
 	return q;
 }
 
+/* RunGen (the harness the samples are measured in) allocates each input at
+ * its estimate, asks the pipeline what it reads, and replaces an input
+ * whose estimate does not cover that by one that does: the first one is
+ * freed, and when glibc had mapped it (all of them are, from 128 KiB to
+ * MMAP_MAX) its size becomes the mapping threshold the pipeline starts
+ * with. */
+static double rungen_threshold(const struct pt_model *m)
+{
+	struct pt_fp *fp = NULL;
+	struct pt_fp_acc acc;
+	struct pt_box *reg, dims;
+	struct pt_error err = PT_ERROR_INIT;
+	double thr = MMAP_MIN;
+	int s, n, d;
+
+	if (pt_fp_new(m, &fp, &err))
+		return thr;
+	reg = calloc((size_t)m->nfuncs + 1, sizeof(*reg));
+	if (!reg || pt_fp_acc_init(&acc, fp)) {
+		free(reg);
+		pt_fp_free(fp);
+		return thr;
+	}
+	pt_fp_root_regions(fp, &acc, reg);
+	pt_fp_acc_clear(&acc);
+	for (s = 0; s < m->nstages; s++) {
+		pt_fp_stage_dims(fp, s, &reg[m->stages[s].func], &dims);
+		pt_fp_reads(fp, s, &dims, NULL, 0, &acc);
+	}
+	for (n = m->nfuncs; n < pt_fp_nnodes(fp); n++) {
+		const struct pt_box *est = pt_fp_node_region(fp, n);
+		const struct pt_box *rd = pt_fp_acc_get(&acc, n);
+		int nd = pt_fp_node_ndims(fp, n), out = 0;
+		double b;
+
+		if (!rd || nd < 1)
+			continue;
+		/* outside the estimate, or strides that differ: the query
+		 * answers with the dense strides of what is read */
+		for (d = 0; d < nd; d++)
+			if (rd->lo[d] < est->lo[d] || rd->hi[d] > est->hi[d] ||
+			    (d < nd - 1 && rd->hi[d] - rd->lo[d] !=
+			     est->hi[d] - est->lo[d]))
+				out = 1;
+		b = pt_box_points(est, nd) * pt_fp_node_bytes(fp, n);
+		if (out && b >= MMAP_MIN && b <= MMAP_MAX && b + PAGE_BYTES > thr)
+			thr = b + PAGE_BYTES;
+	}
+	pt_fp_acc_release(&acc);
+	free(reg);
+	pt_fp_free(fp);
+	return thr;
+}
+
 int pt_cost_prep_new(const struct pt_model *m, const struct pt_features *fx,
 		     struct pt_cost_prep **out, struct pt_error *err)
 {
@@ -612,6 +667,7 @@ int pt_cost_prep_new(const struct pt_model *m, const struct pt_features *fx,
 	}
 	if (heap)
 		prep_heap(p);
+	p->thr0 = rungen_threshold(m);
 	*out = p;
 	return 0;
 }
@@ -1295,6 +1351,7 @@ struct heap {
 	int n;
 	double top, thr, faults;
 	double fresh;               /* untouched bytes at the end of the top */
+	double trimmed;             /* touched bytes given back by trims */
 	int mapped[HEAP_ALLOCS];    /* allocation id was mapped */
 	double bytes[HEAP_ALLOCS];  /* allocation id's size */
 };
@@ -1377,6 +1434,10 @@ static void heap_free(struct heap *h, int id)
 		h->top += h->b[i].size;
 		h->n--;
 		if (h->top >= 2 * h->thr) {
+			double t = h->top - h->fresh - TOP_PAD;
+
+			if (t > 0)
+				h->trimmed += t;
 			h->top = TOP_PAD;
 			h->fresh = 0;
 		}
@@ -1392,8 +1453,52 @@ struct heap_plan {
 	int nf;
 	int nblk[HEAP_FUNCS], root[HEAP_FUNCS];
 	int freed[HEAP_FUNCS], next[HEAP_FUNCS];
+	/* the Funcs realized inside the production of Func f at root:
+	 * grp[grp0[f]] on, ngrp[f] of them, outer ones first; each one's
+	 * realizations per run in real[] */
+	int grp[HEAP_FUNCS], grp0[HEAP_FUNCS], ngrp[HEAP_FUNCS];
+	double real[HEAP_FUNCS];
 	double blk[HEAP_ALLOCS];
 };
+
+/* The Funcs realized inside the production of Func f at root: all of
+ * them allocated, outer ones first, then freed in the reverse order, as
+ * one realization of the loop nest; then a second realization, in which
+ * what the free of a Func trims from the top is faulted again by each of
+ * its realizations after the first (Halide allocates a Func's buffer
+ * inside the loop it is stored at, and frees it at the end of that loop's
+ * body). */
+static void heap_group(struct heap *h, const struct heap_plan *pl, int f)
+{
+	const int *G = &pl->grp[pl->grp0[f]];
+	int i, k, g, n = pl->ngrp[f];
+	double keep;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < pl->nblk[G[i]]; k++)
+			heap_alloc(h, 4 * G[i] + k, pl->blk[4 * G[i] + k]);
+	for (i = n; i-- > 0;)
+		for (k = pl->nblk[G[i]]; k-- > 0;)
+			heap_free(h, 4 * G[i] + k);
+	for (i = 0; i < n && !(pl->real[G[i]] > 1); i++)
+		;
+	if (i == n)
+		return;
+	keep = h->faults;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < pl->nblk[G[i]]; k++)
+			heap_alloc(h, 4 * G[i] + k, pl->blk[4 * G[i] + k]);
+	h->faults = keep;
+	for (i = n; i-- > 0;) {
+		double t0 = h->trimmed;
+
+		g = G[i];
+		for (k = pl->nblk[g]; k-- > 0;)
+			heap_free(h, 4 * g + k);
+		if (pl->real[g] > 1)
+			h->faults += (h->trimmed - t0) * (pl->real[g] - 1);
+	}
+}
 
 /* One run of the pipeline's allocations and frees on heap h. */
 static void heap_run(struct heap *h, const struct heap_plan *pl)
@@ -1401,13 +1506,11 @@ static void heap_run(struct heap *h, const struct heap_plan *pl)
 	int f, g, k;
 
 	for (f = 0; f < pl->nf; f++) {
+		if (!pl->root[f])
+			continue;
 		for (k = 0; k < pl->nblk[f]; k++)
 			heap_alloc(h, 4 * f + k, pl->blk[4 * f + k]);
-		if (!pl->root[f]) {
-			for (k = pl->nblk[f]; k-- > 0;)
-				heap_free(h, 4 * f + k);
-			continue;
-		}
+		heap_group(h, pl, f);
 		/* after f's production: what f was the last to read */
 		for (g = pl->freed[f]; g >= 0; g = pl->next[g])
 			for (k = pl->nblk[g]; k-- > 0;)
@@ -1440,10 +1543,12 @@ static int heap_same(const struct heap *h, const struct heap *s)
 /* The blocks and roots of the plan, and the last use of each Func
  * (use[f]: the last Func at root whose production reads it), which gives
  * its freed lists; the pages of blocks too large for the heap. */
-static double heap_plan(const struct pt_cost_prep *p, const double *rows,
+static double heap_plan(const struct pt_cost_prep *p,
+			const struct pt_features *fx, const double *rows,
 			struct heap_plan *pl)
 {
 	const struct pt_model *m = p->m;
+	int under[HEAP_FUNCS], na = 0;
 	int use[HEAP_FUNCS], f, g, i, k;
 	double mapped = 0;
 
@@ -1472,6 +1577,39 @@ static double heap_plan(const struct pt_cost_prep *p, const double *rows,
 		for (k = 0; k < p->nblk[f]; k++)
 			pl->blk[4 * f + k] = bytes * p->share[f][k];
 		pl->nblk[f] = p->nblk[f];
+		pl->real[f] = r[PT_FEAT_NUM_REALIZATIONS];
+	}
+	/* A Func on the heap realized many times is under the Func at root
+	 * whose production holds it: the end of the chain of the consumers
+	 * it is computed in. */
+	for (f = 0; f < pl->nf; f++) {
+		int j = f, q, c, hops = 0;
+
+		under[f] = -1;
+		if (pl->root[f] || !pl->nblk[f])
+			continue;
+		while (hops++ < pl->nf && pt_features_site(fx, j, &c, &q) == 1 &&
+		       c >= 0 && c < pl->nf)
+			j = c;
+		under[f] = pl->root[j] ? j : -1;
+	}
+	/* Outer ones (fewer realizations) first; among equals, consumers
+	 * first, as Halide nests their allocations. */
+	for (f = 0; f < pl->nf; f++) {
+		pl->grp0[f] = na;
+		pl->ngrp[f] = 0;
+		if (!pl->root[f])
+			continue;
+		for (g = pl->nf; g-- > 0;) {
+			if (under[g] != f)
+				continue;
+			for (i = na; i > pl->grp0[f] &&
+			     pl->real[pl->grp[i - 1]] > pl->real[g]; i--)
+				pl->grp[i] = pl->grp[i - 1];
+			pl->grp[i] = g;
+			na++;
+		}
+		pl->ngrp[f] = na - pl->grp0[f];
 	}
 	/* Readers come after what they read: from the last Func back, each
 	 * one's use is complete when it passes it on. */
@@ -1499,12 +1637,15 @@ static double heap_plan(const struct pt_cost_prep *p, const double *rows,
  * block per value of a Tuple, in the model's order (producers first), and
  * freed right after the production of the last Func at root that reads
  * it, directly or through Funcs inlined or computed inside loops (Halide
- * frees buffers after their last use). A Func realized many times is
- * allocated and freed once in that production (its other realizations
- * reuse the block; copies in other threads come from arenas of their
- * own, which keep their memory from run to run). Blocks over MMAP_MAX
- * are mapped afresh at every realization. */
-static double heap_faults(const struct pt_cost_prep *p, const double *rows)
+ * frees buffers after their last use). The Funcs realized many times
+ * inside that production are allocated and freed as heap_group() says:
+ * each realization reuses the blocks of the one before unless their frees
+ * trim the top (one heap for all threads: the arenas of other threads
+ * trim the same way). Blocks over MMAP_MAX are mapped afresh at every
+ * realization. The heap starts with the mapping threshold RunGen leaves
+ * (rungen_threshold()). */
+static double heap_faults(const struct pt_cost_prep *p,
+			  const struct pt_features *fx, const double *rows)
 {
 	struct heap_plan pl;
 	struct heap h, before;
@@ -1513,12 +1654,12 @@ static double heap_faults(const struct pt_cost_prep *p, const double *rows)
 
 	if (p->m->nfuncs > HEAP_FUNCS)
 		return 0;
-	mapped = heap_plan(p, rows, &pl);
+	mapped = heap_plan(p, fx, rows, &pl);
 	/* Only the heap's counts need a start: a block's id, size and
 	 * mapping are written when it is allocated, before any read. */
 	h.n = 0;
-	h.top = h.fresh = 0;
-	h.thr = MMAP_MIN;
+	h.top = h.fresh = h.trimmed = 0;
+	h.thr = p->thr0;
 	for (run = 0; run < 4; run++) {
 		before.n = h.n;
 		before.top = h.top;
@@ -1634,7 +1775,7 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 		terms[PT_TERM_LOOPS] += loop_iterations(fx, r, s) / eff;
 		terms[PT_TERM_PRODUCTIONS] += r[PT_FEAT_NUM_PRODUCTIONS] / eff;
 	}
-	terms[PT_TERM_PAGES] = heap_faults(p, rows);
+	terms[PT_TERM_PAGES] = heap_faults(p, fx, rows);
 }
 
 void pt_cost_gbt_input(const double *coef, const double *terms, double *x)

@@ -692,6 +692,44 @@ PT_TEST(heap_pages_reused)
 	PT_CHECK(heap_pages(16384, "root", "inline") == 65536.0 * 1024 / 4096);
 }
 
+/* `pages` of heap_model W columns wide (its input's estimate IW wide)
+ * with f0 and f1 at the given sites and f2 at root with the given lines. */
+static double heap_pages_at(int w, int iw, const char *f0, const char *f1,
+			    const char *f2)
+{
+	double terms[PT_TERM_COUNT];
+	char text[2048], sched[512];
+
+	snprintf(text, sizeof(text), heap_model, iw, w, w, w, w, w, w);
+	snprintf(sched, sizeof(sched),
+		 "protune-schedule 1\nkey %%s\nfunc f0 %s\nfunc f1 %s\n"
+		 "func f2 root\n%s", f0, f1, f2);
+	return text_terms(text, sched, terms) ? -1 : terms[PT_TERM_PAGES];
+}
+
+PT_TEST(heap_pages_realized)
+{
+	static const char halves[] =
+		"  stage 0\n    split v1 v1o v1i 512 shift\n";
+
+	/* f0 and f1 computed per half of f2's rows: 4 MiB each, allocated
+	 * together and freed together at the end of each half, which leaves
+	 * 8 MiB at the top, over twice the threshold (4 MiB, from their
+	 * first mappings): the top is trimmed and both halves touch the
+	 * blocks afresh, less the 128 KiB kept */
+	PT_CHECK(heap_pages_at(2048, 2048, "at f2 v1o", "at f2 v1o", halves) ==
+		 2 * (8192.0 - 128) * 1024 / 4096);
+	/* one of them: 4 MiB at the top stays under the trim, and the
+	 * second half reuses the first half's block */
+	PT_CHECK(heap_pages_at(2048, 2048, "inline", "at f2 v1o", halves) ==
+		 0);
+	/* the input's estimate is wider than what is read: RunGen replaces
+	 * the input and frees the first one, 8.1 MiB, mapped; the threshold
+	 * starts there and the 8 MiB at the top stay */
+	PT_CHECK(heap_pages_at(2048, 2064, "at f2 v1o", "at f2 v1o", halves) ==
+		 0);
+}
+
 /* The terms of heap_model 2048 columns wide with f0 inlined and the
  * given lines for f1 (from its site on, each line ended) and f2's
  * stages. */
@@ -824,6 +862,8 @@ PT_SUITE(cost,
 	 { "spearman and top-1 regret", ranking_statistics },
 	 { "page faults: the heap reuses memory until it trims",
 	   heap_pages_reused },
+	{ "pages: Funcs realized in loops fault again when their frees trim",
+	   heap_pages_realized },
 	 { "loops left in the code; buffers promoted to registers",
 	   loops_and_registers },
 	 { "terms of blur respond to the schedule", terms_respond },
