@@ -665,9 +665,10 @@ int pt_cost_prep_new(const struct pt_model *m, const struct pt_features *fx,
 		prep_groups(p, s, &grp, &co, &tm);
 		prep_funcs(p, s, &fn);
 	}
-	if (heap)
+	if (heap) {
 		prep_heap(p);
-	p->thr0 = rungen_threshold(m);
+		p->thr0 = rungen_threshold(m);
+	}
 	*out = p;
 	return 0;
 }
@@ -1461,6 +1462,34 @@ struct heap_plan {
 	double blk[HEAP_ALLOCS];
 };
 
+/* Allocate the blocks of the n Funcs G[], in that order. */
+static void group_alloc(struct heap *h, const struct heap_plan *pl,
+			const int *G, int n)
+{
+	int i, k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < pl->nblk[G[i]]; k++)
+			heap_alloc(h, 4 * G[i] + k, pl->blk[4 * G[i] + k]);
+}
+
+/* Free them in the reverse order; with `repeat`, what the free of a Func
+ * trims is faulted again by each of its realizations after this one. */
+static void group_free(struct heap *h, const struct heap_plan *pl,
+		       const int *G, int n, int repeat)
+{
+	int i, k;
+
+	for (i = n; i-- > 0;) {
+		double t0 = h->trimmed;
+
+		for (k = pl->nblk[G[i]]; k-- > 0;)
+			heap_free(h, 4 * G[i] + k);
+		if (repeat && pl->real[G[i]] > 1)
+			h->faults += (h->trimmed - t0) * (pl->real[G[i]] - 1);
+	}
+}
+
 /* The Funcs realized inside the production of Func f at root: all of
  * them allocated, outer ones first, then freed in the reverse order, as
  * one realization of the loop nest; then a second realization, in which
@@ -1471,33 +1500,19 @@ struct heap_plan {
 static void heap_group(struct heap *h, const struct heap_plan *pl, int f)
 {
 	const int *G = &pl->grp[pl->grp0[f]];
-	int i, k, g, n = pl->ngrp[f];
+	int i, n = pl->ngrp[f];
 	double keep;
 
-	for (i = 0; i < n; i++)
-		for (k = 0; k < pl->nblk[G[i]]; k++)
-			heap_alloc(h, 4 * G[i] + k, pl->blk[4 * G[i] + k]);
-	for (i = n; i-- > 0;)
-		for (k = pl->nblk[G[i]]; k-- > 0;)
-			heap_free(h, 4 * G[i] + k);
+	group_alloc(h, pl, G, n);
+	group_free(h, pl, G, n, 0);
 	for (i = 0; i < n && !(pl->real[G[i]] > 1); i++)
 		;
 	if (i == n)
 		return;
 	keep = h->faults;
-	for (i = 0; i < n; i++)
-		for (k = 0; k < pl->nblk[G[i]]; k++)
-			heap_alloc(h, 4 * G[i] + k, pl->blk[4 * G[i] + k]);
+	group_alloc(h, pl, G, n);
 	h->faults = keep;
-	for (i = n; i-- > 0;) {
-		double t0 = h->trimmed;
-
-		g = G[i];
-		for (k = pl->nblk[g]; k-- > 0;)
-			heap_free(h, 4 * g + k);
-		if (pl->real[g] > 1)
-			h->faults += (h->trimmed - t0) * (pl->real[g] - 1);
-	}
+	group_free(h, pl, G, n, 1);
 }
 
 /* One run of the pipeline's allocations and frees on heap h. */
