@@ -39,7 +39,7 @@ struct pt_cost {
 };
 
 static const char *const term_names[PT_TERM_COUNT] = {
-	"stages", "vector_ops", "scalar_ops", "calls", "vector_loads",
+	"stages", "vector_ops", "scalar_ops", "vector_loads",
 	"gathers", "broadcasts", "scalar_loads", "stores", "update_stores",
 	"lines", "l2_lines", "spill_lines", "allocs", "pages", "tasks",
 	"loops", "productions", "strided_loads", "boundary_gathers",
@@ -90,28 +90,53 @@ static int is_inlined(const double *rows, const struct pt_model *m, int func)
 	return !(rows[(size_t)s * PT_FEAT_COUNT + PT_FEAT_NUM_PRODUCTIONS] > 0);
 }
 
-/* Calls that are a sequence of arithmetic rather than one instruction
- * (Halide expands them into polynomials): counted apart from the other
- * operations. */
-static int is_transcendental(const char *op)
+/* What one transcendental call costs, in instructions, as Halide 14
+ * compiles it for x86 (doc/cost-model.md, "Transcendental calls"):
+ * exp_f32, log_f32 and pow_f32 become polynomials of vector arithmetic,
+ * `reg` instructions a register of 32-bit floats; the others (the f64
+ * ones, sin, atan2, tanh...) call libm once a lane, `lane` instructions
+ * each with its spills. Counted in the vector loops Halide 14 emits for
+ * f(x) = op(a(x)) and, for libm, under callgrind (the f64 figures are
+ * exp's, log's and pow's). 0 and 0: not a transcendental (an intrinsic
+ * of one instruction, say). */
+struct transcendental {
+	const char *name;
+	int reg, lane;
+};
+
+static const struct transcendental transcendentals[] = {
+	{ "exp_f32", 21, 0 },   { "log_f32", 27, 0 },   { "pow_f32", 67, 0 },
+	{ "exp", 0, 62 },       { "log", 0, 62 },       { "pow", 0, 138 },
+	{ "sin", 0, 34 },       { "cos", 0, 34 },       { "tan", 0, 88 },
+	{ "asin", 0, 47 },      { "acos", 0, 60 },      { "atan", 0, 64 },
+	{ "atan2", 0, 143 },    { "sinh", 0, 115 },     { "cosh", 0, 81 },
+	{ "tanh", 0, 111 },     { "asinh", 0, 103 },    { "acosh", 0, 101 },
+	{ "atanh", 0, 112 },
+};
+
+/* op: a histogram entry ("call.exp_f32"). The first entry of the table
+ * that is the whole name, or its base before the type suffix, holds. */
+static void transcendental_cost(const char *op, int *reg, int *lane)
 {
-	static const char *const names[] = {
-		"exp", "log", "pow", "sin", "cos", "tan", "atan", "asin",
-		"acos", "sinh", "cosh", "tanh", "erf",
-	};
 	size_t i, n;
 
-	if (strncmp(op, "call.", 5) || !strchr("acelpst", op[5]))
-		return 0;
+	*reg = *lane = 0;
+	if (strncmp(op, "call.", 5))
+		return;
 	op += 5;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (names[i][0] != op[0])
+	for (i = 0; i < sizeof(transcendentals) / sizeof(transcendentals[0]);
+	     i++) {
+		const struct transcendental *t = &transcendentals[i];
+
+		if (t->name[0] != op[0])
 			continue;
-		n = strlen(names[i]);
-		if (!strncmp(op, names[i], n) && (op[n] == '_' || !op[n]))
-			return 1;
+		n = strlen(t->name);
+		if (!strncmp(op, t->name, n) && (op[n] == '_' || !op[n])) {
+			*reg = t->reg;
+			*lane = t->lane;
+			return;
+		}
 	}
-	return 0;
 }
 
 /* --- loads, with loop-invariant code motion ----------------------------------
@@ -158,8 +183,9 @@ struct dep {
 
 /* --- what the terms need of the model ------------------------------------- */
 
-/* One operation of a stage's histogram other than loads and calls: its
- * count per point and its width, 1 << b bytes a lane. */
+/* One operation of a stage's histogram other than loads and calls, or
+ * the instructions of its polynomial calls: the count per point and the
+ * width, 1 << b bytes a lane. */
 struct cp_op {
 	double n;
 	int b;
@@ -200,9 +226,11 @@ struct cp_group {
 /* Per stage. */
 struct cp_stage {
 	/* op_counts() per point, but for the vector registers, which
-	 * depend on the lanes */
-	double scalars, calls;
-	int op0, nop;         /* its other operations in prep->op */
+	 * depend on the lanes: instructions of scalar code, and those of
+	 * its libm calls, made once a lane in vector code too */
+	double scalars, libm;
+	int op0, nop;         /* its other operations and its transcendental
+			       * polynomials in prep->op */
 	int call0, ncall;     /* its calls of one instruction in prep->call */
 	unsigned sizes;       /* bit b: an operation 1 << b bytes wide */
 	int fb;               /* bytes of its Func's first value (4: none) */
@@ -261,9 +289,11 @@ static void dep_masks(const struct dep *dep, int n, int nd, unsigned *mask,
 	}
 }
 
-/* What op_counts() needs of stage s: the scalar and transcendental counts
- * summed in its order (the histogram, then the calls), and the operations
- * whose registers depend on the lanes, in that order too. */
+/* What op_counts() needs of stage s: the scalar and libm counts summed in
+ * its order (the histogram, then the calls), and the operations whose
+ * registers depend on the lanes, in that order too: the histogram's and
+ * the polynomials' (transcendental_cost()), then the calls of one
+ * instruction. */
 static void prep_ops(struct pt_cost_prep *p, const struct pt_features *fx,
 		     int s, int *nop, int *ncall)
 {
@@ -288,23 +318,32 @@ static void prep_ops(struct pt_cost_prep *p, const struct pt_features *fx,
 			p->op[(*nop)++].b = b;
 			cs->sizes |= 1u << b;
 		}
-	cs->nop = *nop - cs->op0;
 	cs->call0 = *ncall;
 	for (tc = 0; tc < PT_TC_COUNT; tc++)
 		if (algo[PT_ALGO_OP(PT_OP_CALL, tc)] > 0)
 			break;
 	for (i = 0; tc < PT_TC_COUNT && i < st->nops; i++) {
 		double n = (double)st->ops[i].count;
+		int reg, lane;
 
 		if (strncmp(st->ops[i].name, "call.", 5))
 			continue;
-		if (is_transcendental(st->ops[i].name)) {
-			cs->calls += n;
+		transcendental_cost(st->ops[i].name, &reg, &lane);
+		if (reg) {
+			/* A polynomial on 32-bit floats. */
+			cs->scalars += n * reg;
+			p->op[*nop].n = n * reg;
+			p->op[(*nop)++].b = 2;
+			cs->sizes |= 1u << 2;
+		} else if (lane) {
+			cs->scalars += n * lane;
+			cs->libm += n * lane;
 		} else {
 			cs->scalars += n;
 			p->call[(*ncall)++] = n;
 		}
 	}
+	cs->nop = *nop - cs->op0;
 	cs->ncall = *ncall - cs->call0;
 }
 
@@ -643,8 +682,8 @@ int pt_cost_prep_new(const struct pt_model *m, const struct pt_features *fx,
 	}
 	heap = m->nfuncs <= HEAP_FUNCS;
 	p->st = prep_alloc((size_t)m->nstages, sizeof(*p->st), &bad);
-	p->op = prep_alloc((size_t)m->nstages * PT_OP_COUNT * PT_TC_COUNT,
-			   sizeof(*p->op), &bad);
+	p->op = prep_alloc((size_t)m->nstages * PT_OP_COUNT * PT_TC_COUNT +
+			   nops, sizeof(*p->op), &bad);
 	p->call = prep_alloc(nops, sizeof(*p->call), &bad);
 	p->grp = prep_alloc(nacc, sizeof(*p->grp), &bad);
 	p->co = prep_alloc(nco, sizeof(*p->co), &bad);
@@ -694,13 +733,13 @@ void pt_cost_prep_free(struct pt_cost_prep *p)
 /* --- terms, per schedule -------------------------------------------------- */
 
 /* Per point of stage cs: native vector registers an operation of width V
- * lanes occupies, summed over its arithmetic and its calls of one
- * instruction (loads and stores apart), its scalar operations, and its
- * transcendental calls. A call's registers follow the Func's type (the
- * histogram does not say the call's). */
+ * lanes occupies, summed over its arithmetic, its polynomials and its
+ * calls of one instruction (loads and stores apart), plus V times the
+ * instructions of its libm calls; and its scalar instructions. A call of
+ * one instruction has the registers of the Func's type (the histogram
+ * does not say the call's). */
 static void op_counts(const struct pt_cost_prep *p, const struct cp_stage *cs,
-		      double lanes, double *vregs, double *scalars,
-		      double *calls)
+		      double lanes, double *vregs, double *scalars)
 {
 	double regs[4] = { 0 }, cregs;
 	int i, b;
@@ -716,8 +755,8 @@ static void op_counts(const struct pt_cost_prep *p, const struct cp_stage *cs,
 		for (i = 0; i < cs->ncall; i++)
 			*vregs += p->call[cs->call0 + i] * cregs;
 	}
+	*vregs += cs->libm * lanes;
 	*scalars = cs->scalars;
-	*calls = cs->calls;
 }
 
 struct walk {
@@ -1722,16 +1761,13 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
 		const struct pt_stage *st = &m->stages[s];
 		const struct cp_stage *cs = &p->st[s];
-		double eff, lanes, vregs, scal, calls, nv, ns, sregs;
+		double eff, lanes, vregs, scal, nv, ns, sregs;
 		int inl = !(r[PT_FEAT_NUM_PRODUCTIONS] > 0);
 
 		lanes = r[PT_FEAT_VECTOR_SIZE] > 1 ? r[PT_FEAT_VECTOR_SIZE] : 1;
 		nv = r[PT_FEAT_NUM_VECTORS];
 		ns = r[PT_FEAT_NUM_SCALARS];
-		op_counts(p, cs, lanes, &vregs, &scal, &calls);
-		/* A transcendental call on a vector costs about as many
-		 * instructions per register as on one scalar. */
-		calls *= nv * ceil(lanes * cs->fb / vbytes) + ns;
+		op_counts(p, cs, lanes, &vregs, &scal);
 		if (inl) {
 			/* Evaluated inside its readers: their speedup. */
 			eff = st->func < INL_MAX ? inl_eff[st->func] :
@@ -1740,7 +1776,6 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 				eff = 1;
 			terms[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
 			terms[PT_TERM_SCALAR_OPS] += ns * scal / eff;
-			terms[PT_TERM_CALLS] += calls / eff;
 			continue;
 		}
 		eff = speedup(r[PT_FEAT_INNER_PARALLELISM] *
@@ -1753,7 +1788,6 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 		terms[PT_TERM_STAGES] += 1;
 		terms[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
 		terms[PT_TERM_SCALAR_OPS] += ns * scal / eff;
-		terms[PT_TERM_CALLS] += calls / eff;
 		load_terms(p, fx, rows, s, eff, reg, terms);
 		if (!(st->func < INL_MAX && reg[st->func]))
 			terms[PT_TERM_STORES] += (nv * sregs + ns) / eff;

@@ -44,19 +44,19 @@
 #include "protune/pt_model.h"
 #include "protune/pt_strbuf.h"
 
-/* 5: `loops` counts iterations of the innermost loop left in the code
+/* 6: no `calls` term: a transcendental call counts as the vector or
+ * scalar instructions it compiles to (doc/cost-model.md); 5: `loops` counts iterations of the innermost loop left in the code
  * (version 4 counted the entries of the innermost loop, vectorized or
  * not), and the buffers of Funcs promoted to registers add no stores or
  * loads; 4: `pages` counts the page faults of glibc's heap in the steady
  * state. Coefficients of an older file do not fit the terms. */
-#define PT_COST_FORMAT_VERSION 5
+#define PT_COST_FORMAT_VERSION 6
 
 /* The hand-designed terms (doc/cost-model.md defines each). */
 enum pt_term {
 	PT_TERM_STAGES,       /* stages that are not inlined */
 	PT_TERM_VECTOR_OPS,   /* native vector operations */
 	PT_TERM_SCALAR_OPS,   /* scalar operations */
-	PT_TERM_CALLS,        /* transcendental calls (exp, log, pow...) */
 	PT_TERM_VECTOR_LOADS, /* dense vector loads, after hoisting */
 	PT_TERM_GATHERS,      /* scalar loads made to fill vectors */
 	PT_TERM_BROADCASTS,   /* loads of one value for a whole vector */

@@ -306,8 +306,8 @@ PT_TEST(parse_errors)
 		pt_cost_free(c);
 	}
 	refused("", "w.cost");
-	refused("protune-cost 6\n", "w.cost:1: cost model format 6");
-	refused("protune-cost 4\n", "w.cost:1: cost model format 4, this protune reads 5: train it again");
+	refused("protune-cost 7\n", "w.cost:1: cost model format 7");
+	refused("protune-cost 5\n", "w.cost:1: cost model format 5, this protune reads 6: train it again");
 	{
 		char head[64];
 
@@ -322,13 +322,13 @@ PT_TEST(parse_errors)
 	refused(bad.buf, "w.cost:4: unexpected 'vector_opz' (expected 'vector_ops')");
 	pt_strbuf_reset(&bad);
 	pt_strbuf_addstr(&bad, good.buf);
-	p = strstr(bad.buf, "term calls 0.5");
-	memcpy(p, "term calls -.5", 14);
+	p = strstr(bad.buf, "term vector_loads 0.5");
+	memcpy(p, "term vector_loads -.5", 21);
 	refused(bad.buf, "w.cost:6: bad coefficient '-.5'");
 	pt_strbuf_reset(&bad);
 	pt_strbuf_addstr(&bad, good.buf);
-	p = strstr(bad.buf, "term calls 0.5");
-	memcpy(p, "term calls inf", 14);
+	p = strstr(bad.buf, "term vector_loads 0.5");
+	memcpy(p, "term vector_loads inf", 21);
 	refused(bad.buf, "w.cost:6: bad coefficient 'inf'");
 	pt_strbuf_reset(&bad);
 	pt_strbuf_addstr(&bad, good.buf);
@@ -345,7 +345,7 @@ PT_TEST(parse_errors)
 	pt_strbuf_addstr(&bad, good.buf);
 	p = strstr(bad.buf, "term broadcasts");
 	memcpy(p, "term broadcastz", 15);
-	refused(bad.buf, "w.cost:9: unexpected 'broadcastz' (expected 'broadcasts')");
+	refused(bad.buf, "w.cost:8: unexpected 'broadcastz' (expected 'broadcasts')");
 	pt_strbuf_release(&good);
 	pt_strbuf_release(&bad);
 }
@@ -849,6 +849,76 @@ PT_TEST(boundary_gathers)
 	PT_CHECK(none[PT_TERM_VECTOR_LOADS] > vec[PT_TERM_VECTOR_LOADS]);
 }
 
+/* A transcendental call costs the instructions Halide 14 compiles it to:
+ * exp_f32 a polynomial of 21 vector instructions a register of floats
+ * (21 scalar ones in scalar code), sin a libm call a lane. f0 is u8, so
+ * the polynomial's registers follow f32, not the Func's type. */
+static const char call_model[] =
+	"protune-model 1\n"
+	"halide \"14.0.0\"\n"
+	"target \"x86-64-linux-avx-avx2-f16c-fma-sse41\"\n"
+	"machine-params \"2,16777216,40\"\n"
+	"input i0 buffer f32 dims 1 est 0 4096\n"
+	"func f0 types u8 args 1 output\n"
+	"  region 0 4096\n"
+	"  stage 0\n"
+	"    dim v0 0 4096\n"
+	"%s"
+	"    access i0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"    def \"f0(v0) = u8(i0(v0))\"\n";
+
+static int call_terms(const char *op, int vec, double *terms)
+{
+	const char *ops[3] = { "cast.u8 1", "load.f32 1", op }, *t;
+	char text[2048], lines[128];
+	int i, j, n = 0;
+
+	/* the histogram sorted by name */
+	for (i = 2; i > 0 && strcmp(ops[i - 1], ops[i]) > 0; i--) {
+		t = ops[i - 1];
+		ops[i - 1] = ops[i];
+		ops[i] = t;
+	}
+	for (j = 0; j < 3; j++)
+		n += snprintf(lines + n, sizeof(lines) - (size_t)n,
+			      "    op %s\n", ops[j]);
+	snprintf(text, sizeof(text), call_model, lines);
+	return text_terms(text, vec ?
+			  "protune-schedule 1\nkey %s\nfunc f0 root\n"
+			  "  stage 0\n    split v0 v0o v0i 16 guard\n"
+			  "    vectorize v0i\n" :
+			  "protune-schedule 1\nkey %s\nfunc f0 root\n",
+			  terms);
+}
+
+PT_TEST(transcendental_calls)
+{
+	double ex[PT_TERM_COUNT], add[PT_TERM_COUNT], sin[PT_TERM_COUNT],
+		one[PT_TERM_COUNT];
+	double exs[PT_TERM_COUNT], adds[PT_TERM_COUNT], sins[PT_TERM_COUNT];
+	int k;
+
+	PT_REQUIRE(call_terms("call.exp_f32 1", 1, ex) == 0);
+	PT_REQUIRE(call_terms("add.f32 21", 1, add) == 0);
+	PT_REQUIRE(call_terms("call.sin_f32 1", 1, sin) == 0);
+	PT_REQUIRE(call_terms("call.abs 1", 1, one) == 0);
+	PT_REQUIRE(call_terms("call.exp_f32 1", 0, exs) == 0);
+	PT_REQUIRE(call_terms("add.f32 21", 0, adds) == 0);
+	PT_REQUIRE(call_terms("call.sin_f32 1", 0, sins) == 0);
+	/* vectors of 16 lanes: 256 of them; a u8 cast takes one register,
+	 * f32 arithmetic two */
+	for (k = 0; k < PT_TERM_COUNT; k++) {
+		PT_CHECK(ex[k] == add[k]);
+		PT_CHECK(exs[k] == adds[k]);
+	}
+	PT_CHECK(add[PT_TERM_VECTOR_OPS] == 256.0 * (1 + 21 * 2));
+	PT_CHECK(sin[PT_TERM_VECTOR_OPS] == 256.0 * (1 + 34 * 16));
+	PT_CHECK(one[PT_TERM_VECTOR_OPS] == 256.0 * (1 + 1));
+	PT_CHECK(adds[PT_TERM_SCALAR_OPS] == 4096.0 * (1 + 21));
+	PT_CHECK(sins[PT_TERM_SCALAR_OPS] == 4096.0 * (1 + 34));
+}
+
 PT_SUITE(cost,
 	 { "linear layer recovers known coefficients", linear_recovers },
 	 { "linear layer never weighs a term negatively",
@@ -862,7 +932,7 @@ PT_SUITE(cost,
 	 { "spearman and top-1 regret", ranking_statistics },
 	 { "page faults: the heap reuses memory until it trims",
 	   heap_pages_reused },
-	{ "pages: Funcs realized in loops fault again when their frees trim",
+	 { "pages: Funcs realized in loops fault again when their frees trim",
 	   heap_pages_realized },
 	 { "loops left in the code; buffers promoted to registers",
 	   loops_and_registers },
@@ -874,4 +944,6 @@ PT_SUITE(cost,
 	 { "partial coordinates are dense reads that vary",
 	   partial_reads_are_dense },
 	 { "clamped loads gather in a partitioned loop's boundary",
-	   boundary_gathers });
+	   boundary_gathers },
+	 { "a transcendental call costs the instructions it compiles to",
+	   transcendental_calls });
