@@ -1488,7 +1488,9 @@ static void heap_free(struct heap *h, int id)
  * its blocks on the heap (ids 4 f + k, sizes blk[]: its bytes split by
  * the widths of its values), whether it is realized once (root), and the
  * Funcs at root whose last use is f's production: the first in freed[f],
- * the others each after the one before in next[], highest first. */
+ * the others each after the one before in next[], lowest first (Halide
+ * frees the buffers its last use releases in the order it allocated
+ * them). */
 struct heap_plan {
 	int nf;
 	int nblk[HEAP_FUNCS], root[HEAP_FUNCS];
@@ -1666,17 +1668,22 @@ static double heap_plan(const struct pt_cost_prep *p,
 		pl->ngrp[f] = na - pl->grp0[f];
 	}
 	/* Readers come after what they read: from the last Func back, each
-	 * one's use is complete when it passes it on. */
+	 * one's use is complete when it passes it on. A reader at root reads
+	 * in its own production (its use is when it is freed); one inlined
+	 * or realized inside another, in the production that holds it. */
 	for (i = 0; i < p->nedge; i++) {
+		int u;
+
 		g = p->edge[i][0];
-		if (use[g] > use[p->edge[i][1]])
-			use[p->edge[i][1]] = use[g];
+		u = pl->root[g] ? g : use[g];
+		if (u > use[p->edge[i][1]])
+			use[p->edge[i][1]] = u;
 	}
 	/* A use is never before the Func itself (only readers pass theirs
 	 * on), so the lists hold each Func at root once. */
 	for (f = 0; f < pl->nf; f++)
 		pl->freed[f] = -1;
-	for (g = 0; g < pl->nf; g++)
+	for (g = pl->nf; g-- > 0;)
 		if (pl->root[g] && use[g] >= g) {
 			pl->next[g] = pl->freed[use[g]];
 			pl->freed[use[g]] = g;

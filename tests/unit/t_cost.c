@@ -730,6 +730,60 @@ PT_TEST(heap_pages_realized)
 		 0);
 }
 
+/* `pages` of a chain i0 -> f0 -> f1 -> f2 -> f3 (the output) of 2048 x
+ * 1024 f32 Funcs (8 MiB), f0 to f2 at the given sites. */
+static double chain4_pages(const char *f0, const char *f1, const char *f2)
+{
+	double terms[PT_TERM_COUNT];
+	char text[4096], sched[512];
+	int n, k;
+
+	n = snprintf(text, sizeof(text),
+		     "protune-model 1\nhalide \"14.0.0\"\n"
+		     "target \"x86-64-linux-avx-avx2-f16c-fma-sse41\"\n"
+		     "machine-params \"2,16777216,40\"\n"
+		     "input i0 buffer f32 dims 2 est 0 2048 0 1024\n");
+	for (k = 0; k < 4; k++) {
+		char in[8];
+
+		snprintf(in, sizeof(in), k ? "f%d" : "i0", k - 1);
+		n += snprintf(text + n, sizeof(text) - (size_t)n,
+			      "func f%d types f32 args 2 %s\n"
+			      "  region 0 2048 0 1024\n  stage 0\n"
+			      "    dim v0 0 2048\n    dim v1 0 1024\n"
+			      "    op add.f32 1\n    op load.f32 1\n"
+			      "    access %s value 0 count 1\n"
+			      "      coord 1*v0 + [0,0]\n"
+			      "      coord 1*v1 + [0,0]\n"
+			      "    def \"f%d(v0, v1) = %s(v0, v1) + 1.0f\"\n",
+			      k, k == 3 ? "output" : "inline", in, k, in);
+	}
+	snprintf(sched, sizeof(sched),
+		 "protune-schedule 1\nkey %%s\nfunc f0 %s\nfunc f1 %s\n"
+		 "func f2 %s\nfunc f3 root\n", f0, f1, f2);
+	return text_terms(text, sched, terms) ? -1 : terms[PT_TERM_PAGES];
+}
+
+PT_TEST(heap_pages_freed_early)
+{
+	/* f0 is freed after f1's production, where its last reader runs,
+	 * and f2 takes its block: the top holds at most f1 and f2, 16 MiB,
+	 * the trim threshold (twice the 8 MiB mapped by the first run), so
+	 * the last free trims 16 MiB less the 128 KiB kept (before, all
+	 * three stayed until the output ran: 24 MiB trimmed) */
+	PT_CHECK(chain4_pages("root", "root", "root") ==
+		 (16384.0 - 128) * 1024 / 4096);
+	/* f1 inlined into f2: f0 is read in f2's production, and f2 cannot
+	 * take its block; 16 MiB at the top all the same */
+	PT_CHECK(chain4_pages("root", "inline", "root") ==
+		 (16384.0 - 128) * 1024 / 4096);
+	/* f2 inlined into the output: f0 is freed before the output runs,
+	 * but the free of f1 merges its block with f0's below it: 16 MiB
+	 * at the top again */
+	PT_CHECK(chain4_pages("root", "root", "inline") ==
+		 (16384.0 - 128) * 1024 / 4096);
+}
+
 /* The terms of heap_model 2048 columns wide with f0 inlined and the
  * given lines for f1 (from its site on, each line ended) and f2's
  * stages. */
@@ -934,6 +988,8 @@ PT_SUITE(cost,
 	   heap_pages_reused },
 	 { "pages: Funcs realized in loops fault again when their frees trim",
 	   heap_pages_realized },
+	 { "pages: a Func is freed after its last reader's production",
+	   heap_pages_freed_early },
 	 { "loops left in the code; buffers promoted to registers",
 	   loops_and_registers },
 	 { "terms of blur respond to the schedule", terms_respond },
