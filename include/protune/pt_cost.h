@@ -45,11 +45,12 @@
 #include "protune/pt_strbuf.h"
 
 /* 6: no `calls` term: a transcendental call counts as the vector or
- * scalar instructions it compiles to (doc/cost-model.md); 5: `loops` counts iterations of the innermost loop left in the code
- * (version 4 counted the entries of the innermost loop, vectorized or
- * not), and the buffers of Funcs promoted to registers add no stores or
- * loads; 4: `pages` counts the page faults of glibc's heap in the steady
- * state. Coefficients of an older file do not fit the terms. */
+ * scalar instructions it compiles to (doc/cost-model.md); 5: `loops`
+ * counts iterations of the innermost loop left in the code (version 4
+ * counted the entries of the innermost loop, vectorized or not), and the
+ * buffers of Funcs promoted to registers add no stores or loads; 4:
+ * `pages` counts the page faults of glibc's heap in the steady state.
+ * Coefficients of an older file do not fit the terms. */
 #define PT_COST_FORMAT_VERSION 6
 
 /* The hand-designed terms (doc/cost-model.md defines each). */
