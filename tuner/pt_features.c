@@ -1421,9 +1421,81 @@ static void regions(struct pt_features *fx)
 
 /* --- pass 3: working sets ------------------------------------------------- */
 
-static void working_sets(struct pt_features *fx)
+/* The dim of stage s that its vector loop runs over, or -1. */
+static int vector_dim(const struct pt_features *fx, int s)
+{
+	const struct fx_stage *fs = &fx->st[s];
+	int i;
+
+	for (i = 0; i < fs->nloops; i++)
+		if (fx->loops[fs->first + i].kind == PT_LOOP_VECTOR)
+			return fx->loops[fs->first + i].dim;
+	return -1;
+}
+
+/* Is dim d of Func f stored or loaded with vectors across it: its own
+ * vector loop runs over d, or a stage at a site reads coordinate d with
+ * one that moves with its vector loop (not affine counts as moving)?
+ * Readers inlined elsewhere are not followed. */
+static int vector_across(const struct pt_features *fx, int f, int d)
 {
 	const struct pt_model *m = fx->m;
+	int s, a, vd;
+
+	if (vector_dim(fx, m->funcs[f].first_stage) == d)
+		return 1;
+	for (s = 0; s < m->nstages; s++) {
+		const struct pt_stage *st = &m->stages[s];
+
+		if (st->func == f || fx->fn[st->func].inl ||
+		    (vd = vector_dim(fx, s)) < 0)
+			continue;
+		for (a = 0; a < st->naccesses; a++) {
+			const struct pt_access *ac = &st->accesses[a];
+			const struct pt_coord *c;
+
+			if (ac->kind != PT_ACCESS_FUNC || ac->producer != f ||
+			    d >= ac->ncoords)
+				continue;
+			c = &ac->coords[d];
+			if (!c->coef || c->coef[vd].num)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* The points of a realization of Func f as Halide 14 allocates it: a
+ * sliding window (stored outside its compute site) has its storage folded
+ * (StorageFolding.cpp): along the outermost dim that the loops between
+ * the two sites move, the buffer keeps only the power of two at or above
+ * the extent one production needs, as a ring; not past 1024, nor along a
+ * dim stored or loaded with vectors across it. */
+static double folded_points(const struct pt_features *fx, int f)
+{
+	const struct fx_func *fn = &fx->fn[f];
+	int nargs = fx->m->funcs[f].nargs, d;
+	double p = pt_box_points(&fn->rs, nargs), e, c, pw;
+
+	if (fn->sj == fn->cj && fn->sp == fn->cp)
+		return p;
+	for (d = nargs; d-- > 0;) {
+		pw = 1;
+		e = (double)(fn->rs.hi[d] - fn->rs.lo[d] + 1);
+		c = (double)(fn->rc.hi[d] - fn->rc.lo[d] + 1);
+		if (!(c < e))
+			continue;
+		while (pw < c)
+			pw *= 2;
+		if (pw > 1024 || vector_across(fx, f, d))
+			continue;
+		return p / e * pw;
+	}
+	return p;
+}
+
+static void working_sets(struct pt_features *fx)
+{
 	int f, p;
 
 	fx->wroot = 0;
@@ -1434,7 +1506,7 @@ static void working_sets(struct pt_features *fx)
 
 		if (fn->inl)
 			continue;
-		fn->bytes_real = pt_box_points(&fn->rs, m->funcs[f].nargs) *
+		fn->bytes_real = folded_points(fx, f) *
 			fx->bytes[f];
 		if (fn->sj >= 0)
 			fx->direct[fx->st[fx->last[fn->sj]].first + fn->sp] +=

@@ -48,8 +48,9 @@
  * whenever a feature is added, removed, reordered or defined differently,
  * so that cost model weights fitted to older features are refused.
  * 3: the cost terms gained boundary_gathers (pt_cost.c), which moves
- * loads out of vector_loads; weights fitted before do not fit. */
-#define PT_FEAT_VERSION 3
+ * loads out of vector_loads; weights fitted before do not fit.
+ * 4: a sliding window's bytes at realization are its folded storage. */
+#define PT_FEAT_VERSION 4
 
 /* Schedule features, in the order of each stage's row. */
 enum pt_feat {

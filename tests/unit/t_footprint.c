@@ -647,6 +647,43 @@ static const char two_text[] = HEADER
 	"      coord 1*v1 + [1,1]\n"
 	"    def \"f1(v0, v1) = (f0(v0, v1) + f0(v0, (v1 + 1)))\"\n";
 
+/* two_text with f1(x, y) = f0(x, x + y) + f0(x, x + y + 1): along a row
+ * of f1, its vectors read f0 across f0's rows. */
+static const char shear_text[] = HEADER
+	"input i0 buffer f32 dims 2 est 0 66 0 127\n"
+	"func f0 types f32 args 2 inline\n"
+	"  region 0 64 0 127\n"
+	"  stage 0\n"
+	"    dim v0 0 64\n"
+	"    dim v1 0 127\n"
+	"    op add.f32 2\n"
+	"    op load.f32 3\n"
+	"    access i0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    access i0 value 0 count 1\n"
+	"      coord 1*v0 + [1,1]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    access i0 value 0 count 1\n"
+	"      coord 1*v0 + [2,2]\n"
+	"      coord 1*v1 + [0,0]\n"
+	"    def \"f0(v0, v1) = ((i0(v0, v1) + i0((v0 + 1), v1)) + "
+	"i0((v0 + 2), v1))\"\n"
+	"func f1 types f32 args 2 output\n"
+	"  region 0 64 0 63\n"
+	"  stage 0\n"
+	"    dim v0 0 64\n"
+	"    dim v1 0 63\n"
+	"    op add.f32 1\n"
+	"    op load.f32 2\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v0 1*v1 + [0,0]\n"
+	"    access f0 value 0 count 1\n"
+	"      coord 1*v0 + [0,0]\n"
+	"      coord 1*v0 1*v1 + [1,1]\n"
+	"    def \"f1(v0, v1) = (f0(v0, (v0 + v1)) + f0(v0, ((v0 + v1) + 1)))\"\n";
+
 #define VEC_ROWS "  stage 0\n    split v0 v0o v0i 8 guard\n" \
 	"    vectorize v0i\n"
 
@@ -978,6 +1015,35 @@ PT_TEST(features_compute_at)
 	PT_CHECK_INT(l[2].extent, 8);
 	PT_CHECK_INT(l[2].kind, PT_LOOP_VECTOR);
 	PT_CHECK_INT(l[2].tail, PT_TAIL_GUARD);
+	pt_sched_free(s);
+	/* A sliding window: f0 per row of f1, stored at root. Halide
+	 * computes each of its 64 rows once and folds its storage to the
+	 * two rows a row of f1 reads (the power of two at or above 2). */
+	s = sched(m, "func f0 at f1 v1 store root\n" VEC_ROWS
+		  "func f1 root\n" VEC_ROWS);
+	PT_REQUIRE(s != NULL);
+	PT_REQUIRE(pt_features_compute(fx, s, out, NULL) == 0);
+	PT_CHECK(out[PT_FEAT_NUM_REALIZATIONS] == 1);
+	PT_CHECK(out[PT_FEAT_NUM_PRODUCTIONS] == 63);
+	PT_CHECK(out[PT_FEAT_POINTS_PER_REALIZATION] == 4096);
+	PT_CHECK(out[PT_FEAT_BYTES_AT_PRODUCTION] == 512);
+	PT_CHECK(out[PT_FEAT_BYTES_AT_REALIZATION] == 512);
+	pt_sched_free(s);
+	pt_features_free(fx);
+	pt_model_free(m);
+	/* ... but not along a dim its reader's vectors read across (Halide
+	 * 14 does not fold such a dim): f0 keeps all its rows */
+	m = model(shear_text);
+	PT_REQUIRE(m != NULL);
+	PT_REQUIRE(pt_features_new(m, &fx, NULL) == 0);
+	s = sched(m, "func f0 at f1 v1 store root\n" VEC_ROWS
+		  "func f1 root\n" VEC_ROWS);
+	PT_REQUIRE(s != NULL);
+	PT_REQUIRE(pt_features_compute(fx, s, out, NULL) == 0);
+	PT_CHECK(out[PT_FEAT_BYTES_AT_PRODUCTION] <
+		 out[PT_FEAT_BYTES_AT_REALIZATION]);
+	PT_CHECK(out[PT_FEAT_BYTES_AT_REALIZATION] ==
+		 out[PT_FEAT_POINTS_PER_REALIZATION] * 4);
 	pt_sched_free(s);
 	pt_features_free(fx);
 	pt_model_free(m);
