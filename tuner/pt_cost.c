@@ -1501,6 +1501,9 @@ struct heap_plan {
 	int grp[HEAP_FUNCS], grp0[HEAP_FUNCS], ngrp[HEAP_FUNCS];
 	double real[HEAP_FUNCS];
 	double blk[HEAP_ALLOCS];
+	/* the Func at root in whose production the first parallel loop
+	 * runs, -1 for none: the thread pool starts there (below) */
+	int pin;
 };
 
 /* Allocate the blocks of the n Funcs G[], in that order. */
@@ -1556,8 +1559,14 @@ static void heap_group(struct heap *h, const struct heap_plan *pl, int f)
 	group_free(h, pl, G, n, 1);
 }
 
-/* One run of the pipeline's allocations and frees on heap h. */
-static void heap_run(struct heap *h, const struct heap_plan *pl)
+/* One run of the pipeline's allocations and frees on heap h. In the
+ * first (`first`), Halide's thread pool starts at the first parallel loop
+ * and allocates a few bytes that it never frees: on the heap's top, above
+ * every block allocated before, which a trim can then never give back
+ * (strace of RunGen: camera_pipe's buffers below it are reused run after
+ * run). */
+#define PIN_BYTES 64.0
+static void heap_run(struct heap *h, const struct heap_plan *pl, int first)
 {
 	int f, g, k;
 
@@ -1566,6 +1575,8 @@ static void heap_run(struct heap *h, const struct heap_plan *pl)
 			continue;
 		for (k = 0; k < pl->nblk[f]; k++)
 			heap_alloc(h, 4 * f + k, pl->blk[4 * f + k]);
+		if (first && f == pl->pin)
+			heap_alloc(h, 4 * pl->nf, PIN_BYTES);
 		heap_group(h, pl, f);
 		/* after f's production: what f was the last to read */
 		for (g = pl->freed[f]; g >= 0; g = pl->next[g])
@@ -1594,6 +1605,19 @@ static int heap_same(const struct heap *h, const struct heap *s)
 		    !same_bits(h->b[i].size, s->b[i].size))
 			return 0;
 	return 1;
+}
+
+/* Does a stage of Func f run a parallel loop? */
+static int parallel_func(const struct pt_model *m, const double *rows, int f)
+{
+	int s;
+
+	for (s = m->funcs[f].first_stage;
+	     s < m->funcs[f].first_stage + m->funcs[f].nstages; s++)
+		if (rows[(size_t)s * PT_FEAT_COUNT +
+			 PT_FEAT_INNER_PARALLELISM] > 1)
+			return 1;
+	return 0;
 }
 
 /* The blocks and roots of the plan, and the last use of each Func
@@ -1667,6 +1691,18 @@ static double heap_plan(const struct pt_cost_prep *p,
 		}
 		pl->ngrp[f] = na - pl->grp0[f];
 	}
+	/* The first parallel loop: in a Func at root or in one realized
+	 * inside its production (room for the pin's id: 4 nf). */
+	pl->pin = -1;
+	for (f = 0; f < pl->nf && pl->pin < 0 && pl->nf < HEAP_FUNCS; f++) {
+		if (!pl->root[f])
+			continue;
+		if (parallel_func(m, rows, f))
+			pl->pin = f;
+		for (i = 0; i < pl->ngrp[f]; i++)
+			if (parallel_func(m, rows, pl->grp[pl->grp0[f] + i]))
+				pl->pin = f;
+	}
 	/* Readers come after what they read: from the last Func back, each
 	 * one's use is complete when it passes it on. A reader at root reads
 	 * in its own production (its use is when it is freed); one inlined
@@ -1728,7 +1764,7 @@ static double heap_faults(const struct pt_cost_prep *p,
 		before.fresh = h.fresh;
 		memcpy(before.b, h.b, (size_t)h.n * sizeof(*h.b));
 		h.faults = 0;
-		heap_run(&h, &pl);
+		heap_run(&h, &pl, run == 0);
 		if (heap_same(&h, &before))
 			break;
 	}

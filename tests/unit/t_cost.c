@@ -784,6 +784,24 @@ PT_TEST(heap_pages_freed_early)
 		 (16384.0 - 128) * 1024 / 4096);
 }
 
+PT_TEST(heap_pages_pinned)
+{
+	/* In the first run f0 and f1 are mapped (8 MiB, above the first
+	 * threshold) and their frees raise the threshold to 8 MiB and a
+	 * page; f2 then goes on the heap. With f2's rows in parallel the
+	 * thread pool starts in its production and its few bytes stay on
+	 * the top above f2's block: from the second run on, f0 takes that
+	 * block, f1 the top, f2 f0's block, and the free of f1 leaves 8 MiB
+	 * at the top, below the trim threshold: nothing is trimmed (all
+	 * serial: 16 MiB less the 128 KiB kept, every run) */
+	PT_CHECK(chain4_pages("root", "root",
+			      "root\n  stage 0\n    parallel v1") == 0);
+	/* the pool starting in f1's production, while the heap is empty
+	 * (f0 and f1 mapped), pins nothing: the same as all serial */
+	PT_CHECK(chain4_pages("root", "root\n  stage 0\n    parallel v1",
+			      "root") == (16384.0 - 128) * 1024 / 4096);
+}
+
 /* The terms of heap_model 2048 columns wide with f0 inlined and the
  * given lines for f1 (from its site on, each line ended) and f2's
  * stages. */
@@ -990,6 +1008,8 @@ PT_SUITE(cost,
 	   heap_pages_realized },
 	 { "pages: a Func is freed after its last reader's production",
 	   heap_pages_freed_early },
+	 { "pages: the thread pool's first allocation pins the heap's top",
+	   heap_pages_pinned },
 	 { "loops left in the code; buffers promoted to registers",
 	   loops_and_registers },
 	 { "terms of blur respond to the schedule", terms_respond },
