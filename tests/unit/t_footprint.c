@@ -609,36 +609,39 @@ PT_TEST(root_regions_examples)
 
 /* --- features ------------------------------------------------------------- */
 
-/* f0(x, y) = i0(x, y) + i0(x + 1, y) + i0(x + 2, y);
- * f1(x, y) = f0(x, y) + f0(x, y + 1), the output, 64 x 63 floats. The
- * target has AVX2: 8 lanes of f32, 32-byte vectors. */
-static const char two_text[] = HEADER
-	"input i0 buffer f32 dims 2 est 0 66 0 64\n"
-	"func f0 types f32 args 2 inline\n"
-	"  region 0 64 0 64\n"
-	"  stage 0\n"
-	"    dim v0 0 64\n"
-	"    dim v1 0 64\n"
-	"    op add.f32 2\n"
-	"    op load.f32 3\n"
-	"    access i0 value 0 count 1\n"
-	"      coord 1*v0 + [0,0]\n"
-	"      coord 1*v1 + [0,0]\n"
-	"    access i0 value 0 count 1\n"
-	"      coord 1*v0 + [1,1]\n"
-	"      coord 1*v1 + [0,0]\n"
-	"    access i0 value 0 count 1\n"
-	"      coord 1*v0 + [2,2]\n"
-	"      coord 1*v1 + [0,0]\n"
-	"    def \"f0(v0, v1) = ((i0(v0, v1) + i0((v0 + 1), v1)) + "
-	"i0((v0 + 2), v1))\"\n"
-	"func f1 types f32 args 2 output\n"
-	"  region 0 64 0 63\n"
-	"  stage 0\n"
-	"    dim v0 0 64\n"
-	"    dim v1 0 63\n"
-	"    op add.f32 1\n"
+/* f0(x, y) = i0(x, y) + i0(x + 1, y) + i0(x + 2, y) over ROWS rows, and
+ * the head of the output f1, 64 x 63 floats. */
+#define F0_TEXT(ROWS) HEADER \
+	"input i0 buffer f32 dims 2 est 0 66 0 " ROWS "\n" \
+	"func f0 types f32 args 2 inline\n" \
+	"  region 0 64 0 " ROWS "\n" \
+	"  stage 0\n" \
+	"    dim v0 0 64\n" \
+	"    dim v1 0 " ROWS "\n" \
+	"    op add.f32 2\n" \
+	"    op load.f32 3\n" \
+	"    access i0 value 0 count 1\n" \
+	"      coord 1*v0 + [0,0]\n" \
+	"      coord 1*v1 + [0,0]\n" \
+	"    access i0 value 0 count 1\n" \
+	"      coord 1*v0 + [1,1]\n" \
+	"      coord 1*v1 + [0,0]\n" \
+	"    access i0 value 0 count 1\n" \
+	"      coord 1*v0 + [2,2]\n" \
+	"      coord 1*v1 + [0,0]\n" \
+	"    def \"f0(v0, v1) = ((i0(v0, v1) + i0((v0 + 1), v1)) + " \
+	"i0((v0 + 2), v1))\"\n" \
+	"func f1 types f32 args 2 output\n" \
+	"  region 0 64 0 63\n" \
+	"  stage 0\n" \
+	"    dim v0 0 64\n" \
+	"    dim v1 0 63\n" \
+	"    op add.f32 1\n" \
 	"    op load.f32 2\n"
+
+/* f1(x, y) = f0(x, y) + f0(x, y + 1), f0 over 64 rows. The target has
+ * AVX2: 8 lanes of f32, 32-byte vectors. */
+static const char two_text[] = F0_TEXT("64")
 	"    access f0 value 0 count 1\n"
 	"      coord 1*v0 + [0,0]\n"
 	"      coord 1*v1 + [0,0]\n"
@@ -647,35 +650,9 @@ static const char two_text[] = HEADER
 	"      coord 1*v1 + [1,1]\n"
 	"    def \"f1(v0, v1) = (f0(v0, v1) + f0(v0, (v1 + 1)))\"\n";
 
-/* two_text with f1(x, y) = f0(x, x + y) + f0(x, x + y + 1): along a row
- * of f1, its vectors read f0 across f0's rows. */
-static const char shear_text[] = HEADER
-	"input i0 buffer f32 dims 2 est 0 66 0 127\n"
-	"func f0 types f32 args 2 inline\n"
-	"  region 0 64 0 127\n"
-	"  stage 0\n"
-	"    dim v0 0 64\n"
-	"    dim v1 0 127\n"
-	"    op add.f32 2\n"
-	"    op load.f32 3\n"
-	"    access i0 value 0 count 1\n"
-	"      coord 1*v0 + [0,0]\n"
-	"      coord 1*v1 + [0,0]\n"
-	"    access i0 value 0 count 1\n"
-	"      coord 1*v0 + [1,1]\n"
-	"      coord 1*v1 + [0,0]\n"
-	"    access i0 value 0 count 1\n"
-	"      coord 1*v0 + [2,2]\n"
-	"      coord 1*v1 + [0,0]\n"
-	"    def \"f0(v0, v1) = ((i0(v0, v1) + i0((v0 + 1), v1)) + "
-	"i0((v0 + 2), v1))\"\n"
-	"func f1 types f32 args 2 output\n"
-	"  region 0 64 0 63\n"
-	"  stage 0\n"
-	"    dim v0 0 64\n"
-	"    dim v1 0 63\n"
-	"    op add.f32 1\n"
-	"    op load.f32 2\n"
+/* f1(x, y) = f0(x, x + y) + f0(x, x + y + 1), f0 over 127 rows: along a
+ * row of f1, its vectors read f0 across f0's rows. */
+static const char shear_text[] = F0_TEXT("127")
 	"    access f0 value 0 count 1\n"
 	"      coord 1*v0 + [0,0]\n"
 	"      coord 1*v0 1*v1 + [0,0]\n"
