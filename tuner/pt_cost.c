@@ -25,6 +25,7 @@
 
 #define L2_BYTES (2048.0 * 1024.0)  /* per core; Sapphire Rapids */
 #define PAGE_BYTES 4096.0
+#define STACK_MAX 16384.0  /* larger buffers are malloc'd (Halide 14) */
 /* The C library's allocator (glibc's, as the pipelines run here): */
 #define MMAP_MAX (32.0 * 1024 * 1024)  /* larger blocks are always mapped
 					* afresh */
@@ -1858,7 +1859,8 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 					miss(r[PT_FEAT_BYTES_AT_REALIZATION],
 					     L2_BYTES) / eff;
 		}
-		if (st->index == 0 && !m->funcs[st->func].is_output)
+		if (st->index == 0 && !m->funcs[st->func].is_output &&
+		    r[PT_FEAT_BYTES_AT_REALIZATION] > STACK_MAX)
 			terms[PT_TERM_ALLOCS] +=
 				r[PT_FEAT_NUM_REALIZATIONS] / eff;
 		if (r[PT_FEAT_INNER_PARALLELISM] > 1)

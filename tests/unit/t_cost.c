@@ -665,7 +665,9 @@ static const char heap_model[] =
 	"      coord 1*v1 + [0,0]\n"
 	"    def \"f2(v0, v1) = f1(v0, v1)\"\n";
 
-static double heap_pages(int w, const char *f0, const char *f1)
+/* Term `t` of heap_model W columns wide with f0 and f1 at the given
+ * sites and f2 at root. */
+static double heap_term(int w, const char *f0, const char *f1, int t)
 {
 	double terms[PT_TERM_COUNT];
 	char text[2048], sched[256];
@@ -674,7 +676,23 @@ static double heap_pages(int w, const char *f0, const char *f1)
 	snprintf(sched, sizeof(sched),
 		 "protune-schedule 1\nkey %%s\nfunc f0 %s\nfunc f1 %s\n"
 		 "func f2 root\n", f0, f1);
-	return text_terms(text, sched, terms) ? -1 : terms[PT_TERM_PAGES];
+	return text_terms(text, sched, terms) ? -1 : terms[t];
+}
+
+static double heap_pages(int w, const char *f0, const char *f1)
+{
+	return heap_term(w, f0, f1, PT_TERM_PAGES);
+}
+
+PT_TEST(allocs_heap_only)
+{
+	/* a row of f1 per row of f2: 8 KiB, on the stack (Halide 14 keeps
+	 * constant buffers of up to 16 KiB there), or 32 KiB, malloc'd
+	 * 1024 times a run; f0 at root once */
+	PT_CHECK(heap_term(2048, "inline", "at f2 v1", PT_TERM_ALLOCS) == 0);
+	PT_CHECK(heap_term(8192, "inline", "at f2 v1", PT_TERM_ALLOCS) ==
+		 1024);
+	PT_CHECK(heap_term(2048, "root", "inline", PT_TERM_ALLOCS) == 1);
 }
 
 PT_TEST(heap_pages_reused)
@@ -1008,6 +1026,8 @@ PT_SUITE(cost,
 	   heap_pages_realized },
 	 { "pages: a Func is freed after its last reader's production",
 	   heap_pages_freed_early },
+	 { "allocs: only buffers over 16 KiB are malloc'd",
+	   allocs_heap_only },
 	 { "pages: the thread pool's first allocation pins the heap's top",
 	   heap_pages_pinned },
 	 { "loops left in the code; buffers promoted to registers",
