@@ -13,7 +13,9 @@
 #    The same for the samples measured on a second machine (tuner/train-amd:
 #    an AMD EPYC, Zen 5) into bench/out/costmodel-amd.tsv, and how the
 #    shipped model, fitted on the first machine's, ranks them
-#    (costmodel-amd-shipped.tsv, `protune train --score`).
+#    (costmodel-amd-shipped.tsv, `protune train --score`); and for a
+#    third (tuner/train-spr: an Intel Xeon, Sapphire Rapids) into
+#    costmodel-spr.tsv and costmodel-spr-shipped.tsv.
 # 2. Speed: random complete schedules drawn from the space, turned into
 #    schedules, featurized and costed, per second on one thread, for the
 #    stencil chain and local Laplacian: bench/out/costmodel-speed.tsv.
@@ -31,14 +33,16 @@ echo "protune cost model: $(wc -l <"$data/samples.tsv") samples in $data"
 protune train --data "$data" --trees "${COSTMODEL_TREES:-0}" \
 	--eval "$out/costmodel.tsv"
 
-amd=$PT_SRCDIR/tuner/train-amd
-if [ -z "${1:-}" ] && [ -s "$amd/samples.tsv" ]; then
-	echo "protune cost model, second machine: $(wc -l <"$amd/samples.tsv") samples in $amd"
-	protune train --data "$amd" --trees "${COSTMODEL_TREES:-0}" \
-		--eval "$out/costmodel-amd.tsv"
-	protune train --data "$amd" --score "$PT_SRCDIR/tuner/default.cost" \
-		--eval "$out/costmodel-amd-shipped.tsv"
-fi
+# The other machines' data: held out, and ranked by the shipped model.
+for m in amd spr; do
+	d=$PT_SRCDIR/tuner/train-$m
+	[ -z "${1:-}" ] && [ -s "$d/samples.tsv" ] || continue
+	echo "protune cost model, machine $m: $(wc -l <"$d/samples.tsv") samples in $d"
+	protune train --data "$d" --trees "${COSTMODEL_TREES:-0}" \
+		--eval "$out/costmodel-$m.tsv"
+	protune train --data "$d" --score "$PT_SRCDIR/tuner/default.cost" \
+		--eval "$out/costmodel-$m-shipped.tsv"
+done
 
 printf 'example\tstates\tus_draw\tus_draw_sched\tus_draw_sched_cost\tschedules_per_s\n' \
 	>"$out/costmodel-speed.tsv"
