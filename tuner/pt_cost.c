@@ -1696,13 +1696,12 @@ static double heap_plan(const struct pt_cost_prep *p,
 	 * inside its production (room for the pin's id: 4 nf). */
 	pl->pin = -1;
 	for (f = 0; f < pl->nf && pl->pin < 0 && pl->nf < HEAP_FUNCS; f++) {
-		if (!pl->root[f])
-			continue;
-		if (parallel_func(m, rows, f))
+		int par = pl->root[f] && parallel_func(m, rows, f);
+
+		for (i = 0; pl->root[f] && !par && i < pl->ngrp[f]; i++)
+			par = parallel_func(m, rows, pl->grp[pl->grp0[f] + i]);
+		if (par)
 			pl->pin = f;
-		for (i = 0; i < pl->ngrp[f]; i++)
-			if (parallel_func(m, rows, pl->grp[pl->grp0[f] + i]))
-				pl->pin = f;
 	}
 	/* Readers come after what they read: from the last Func back, each
 	 * one's use is complete when it passes it on. A reader at root reads
