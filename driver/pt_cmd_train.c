@@ -61,6 +61,8 @@ struct sample {
 	double ratio;       /* to the reference, 0 without one */
 	double ref_ms;      /* the reference's time alongside, 0 without */
 	int runs;           /* measurements merged into it */
+	double first;       /* the first measurement: its ratio, or its time */
+	double again;       /* the later ones (geometric mean, same unit), or 0 */
 	double terms[PT_TERM_COUNT];
 };
 
@@ -248,6 +250,14 @@ static int add_sample(struct data *d, int group, unsigned long long seed,
 		if (o->group != group || o->seed != seed)
 			continue;
 		o->ms = gmean_add(o->ms, o->runs, ms);
+		/* The repeats in the first one's unit; a repeat without a
+		 * ratio where the first has one leaves no comparable pair. */
+		if (o->again >= 0 && (o->ratio > 0) == (ratio > 0))
+			o->again = o->runs == 1 ? (ratio > 0 ? ratio : ms) :
+				gmean_add(o->again, o->runs - 1,
+					  ratio > 0 ? ratio : ms);
+		else
+			o->again = -1;
 		if (o->ratio > 0 && ratio > 0) {
 			o->ratio = gmean_add(o->ratio, o->runs, ratio);
 			o->ref_ms = gmean_add(o->ref_ms, o->runs, ref);
@@ -272,6 +282,8 @@ static int add_sample(struct data *d, int group, unsigned long long seed,
 	d->s[d->n].ratio = ratio;
 	d->s[d->n].ref_ms = ref;
 	d->s[d->n].runs = 1;
+	d->s[d->n].first = ratio > 0 ? ratio : ms;
+	d->s[d->n].again = 0;
 	memcpy(d->s[d->n].terms, terms, sizeof(d->s[d->n].terms));
 	d->n++;
 	d->g[group].n++;
@@ -454,6 +466,9 @@ static int fit(const struct data *d, const char *exclude, int trees,
 	return ret ? pt_cli_fail("fitting the cost model: %s", err.msg) : 0;
 }
 
+/* Fewest samples measured again for a retest Spearman ("-" below). */
+#define RETEST_MIN 10
+
 static int is_example(const struct group *g)
 {
 	return strncmp(g->name, "rp:", 3) != 0;
@@ -471,19 +486,23 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 	double *predl = malloc(d->n * sizeof(*predl));
 	double *meas = malloc(d->n * sizeof(*meas));
 	double *sp = malloc((size_t)d->ng * sizeof(*sp));
+	double *m1 = malloc(d->n * sizeof(*m1));
+	double *m2 = malloc(d->n * sizeof(*m2));
 	int gi, ne = 0, ret = 1;
 
-	if (!ex || !pred || !predl || !meas || !sp) {
+	if (!ex || !pred || !predl || !meas || !sp || !m1 || !m2) {
 		ret = pt_cli_fail("out of memory");
 		goto out;
 	}
 	if (out)
 		fprintf(out, "example\tspearman\ttop1_regret\tschedules\theld_out\t"
-			"spearman_linear\ttop1_regret_linear\ttrain_samples\n");
+			"spearman_linear\ttop1_regret_linear\ttrain_samples\t"
+			"retest_spearman\tretests\n");
 	for (gi = 0; gi < d->ng; gi++) {
 		struct pt_cost *c = NULL, *cl = NULL;
-		size_t i, n = 0, train = 0;
+		size_t i, n = 0, train = 0, nr = 0;
 		double s, r, sl, rl;
+		char rs[16] = "-";
 		int k;
 
 		if (!is_example(&d->g[gi]) || d->g[gi].n < 2)
@@ -504,6 +523,10 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 			predl[n] = given ? pt_cost_linear(given, d->s[i].terms) :
 				pt_cost_predict(cl, d->s[i].terms);
 			meas[n++] = d->s[i].ms;
+			if (d->s[i].again > 0) {
+				m1[nr] = d->s[i].first;
+				m2[nr++] = d->s[i].again;
+			}
 		}
 		pt_cost_free(c);
 		pt_cost_free(cl);
@@ -511,12 +534,20 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 		r = pt_cost_top1_regret(pred, meas, n);
 		sl = pt_cost_spearman(predl, meas, n);
 		rl = pt_cost_top1_regret(predl, meas, n);
+		/* How well the machine ranks its own schedules twice: the
+		 * bound measurement noise puts on any model's Spearman. */
+		if (nr >= RETEST_MIN)
+			snprintf(rs, sizeof(rs), "%.3f",
+				 pt_cost_spearman(m1, m2, nr));
 		if (out)
-			fprintf(out, "%s\t%.3f\t%.3f\t%zu\t%s\t%.3f\t%.3f\t%zu\n",
+			fprintf(out, "%s\t%.3f\t%.3f\t%zu\t%s\t%.3f\t%.3f\t%zu\t%s\t%zu\n",
 				d->g[gi].name, s, r, n, given ? "no" : "yes",
-				sl, rl, train);
-		printf("  %-18s %4zu schedules  spearman %6.3f (linear %6.3f)  top-1 regret %5.2fx (linear %5.2fx)\n",
+				sl, rl, train, rs, nr);
+		printf("  %-18s %4zu schedules  spearman %6.3f (linear %6.3f)  top-1 regret %5.2fx (linear %5.2fx)",
 		       d->g[gi].name, n, s, sl, r, rl);
+		if (nr >= RETEST_MIN)
+			printf("  retest %s (%zu)", rs, nr);
+		putchar('\n');
 		sp[ne++] = s;
 	}
 	if (ne) {
@@ -528,6 +559,7 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 	ret = 0;
 out:
 	free(ex), free(pred), free(predl), free(meas), free(sp);
+	free(m1), free(m2);
 	return ret;
 }
 

@@ -121,6 +121,34 @@ test_expect_success 'retest.tsv: a sample measured again is one sample, at the g
 	test_cmp want got
 '
 
+test_expect_success 'eval: how samples measured again rank against their first measurement' '
+	mkdir -p rr/models && cp d/models/* rr/models/ &&
+	cp d/samples.tsv rr/samples.tsv &&
+	# every blur sample again, in the reverse order of its first time;
+	# two of unsharp, too few to judge
+	awk -F"\t" -v OFS="\t" "\$1 == \"blur\" { \$4 = 200 - \$4; print }
+		\$1 == \"unsharp\" && \$2 <= 2" d/samples.tsv >rr/retest.tsv &&
+	protune train --data rr --trees 0 --eval rr.tsv >out &&
+	head -n1 rr.tsv | cut -f9,10 >got &&
+	printf "retest_spearman\tretests\n" >want &&
+	test_cmp want got &&
+	grep -E "^(blur|unsharp|harris)	" rr.tsv | cut -f1,9,10 | sort >got &&
+	printf "blur\t-1.000\t30\nharris\t-\t0\nunsharp\t-\t2\n" >want &&
+	test_cmp want got &&
+	test_grep "^  blur .* retest -1.000 (30)\$" out &&
+	! grep "^  unsharp .* retest" out &&
+	# with ratio columns, the ratios are compared, not the times: the
+	# same ratios beside another reference time agree exactly
+	mkdir -p rq/models && cp d/models/* rq/models/ &&
+	cp r/samples.tsv rq/samples.tsv &&
+	awk -F"\t" -v OFS="\t" "\$1 == \"harris\" { \$4 = 1000 - \$4; \$10 = 99; print }" \
+		r/samples.tsv >rq/retest.tsv &&
+	protune train --data rq --trees 0 --eval rq.tsv >/dev/null &&
+	grep "^harris	" rq.tsv | cut -f9,10 >got &&
+	printf "1.000\t30\n" >want &&
+	test_cmp want got
+'
+
 test_expect_success 'a sample of a schedule the space no longer draws is skipped and counted' '
 	mkdir -p bad/models && cp d/models/* bad/models/ &&
 	sed "5s/	[0-9a-f]*\$/	0123456789abcdef/" d/samples.tsv >bad/samples.tsv &&
