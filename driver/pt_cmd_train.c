@@ -62,7 +62,8 @@ struct sample {
 	double ref_ms;      /* the reference's time alongside, 0 without */
 	int runs;           /* measurements merged into it */
 	double first;       /* the first measurement: its ratio, or its time */
-	double again;       /* the later ones (geometric mean, same unit), or 0 */
+	double again;       /* the later ones (geometric mean, same unit);
+			     * 0: none; -1: not in the first one's unit */
 	double terms[PT_TERM_COUNT];
 };
 

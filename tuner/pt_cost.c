@@ -44,7 +44,6 @@ static const char *const term_names[PT_TERM_COUNT] = {
 	"gathers", "broadcasts", "scalar_loads", "stores", "update_stores",
 	"lines", "l2_lines", "spill_lines", "allocs", "pages", "tasks",
 	"loops", "productions", "strided_loads", "boundary_gathers",
-	"conflict_loads",
 };
 
 const char *pt_term_name(int term)
@@ -761,14 +760,6 @@ static void op_counts(const struct pt_cost_prep *p, const struct cp_stage *cs,
 	*scalars = cs->scalars;
 }
 
-#define SWEEP_MAX 8  /* loops of a walk (struct sweep) */
-
-/* The last walk whose L2 sets walk_rows() checked, and the answer. */
-struct sweep_memo {
-	int n, conflict;
-	int64_t step[SWEEP_MAX], ext[SWEEP_MAX];
-};
-
 struct walk {
 	const struct pt_cost_prep *p;
 	const struct pt_features *fx;
@@ -786,10 +777,6 @@ struct walk {
 	/* prefetch streams restarted (per vector, or per scalar point) on
 	 * data too large for L2: see walk_leaf() */
 	double jl;
-	/* loads (per vector, or per scalar point) of walks whose lines do
-	 * not fit L2's sets: see walk_leaf() */
-	double cf;
-	struct sweep_memo cmemo;
 	/* per Func (NULL, or indices >= INL_MAX: none): its buffer lives
 	 * in registers inside the costed stage (promoted()) */
 	const unsigned char *reg;
@@ -803,6 +790,7 @@ struct walk {
 
 /* The lines a walk touches: up to SWEEP_MAX loops, each a byte step and
  * an extent, over the producer's buffer (row-major, dim 0 innermost). */
+#define SWEEP_MAX 8
 #define L1_SETS 64
 #define L1_WAYS 12
 struct sweep {
@@ -858,80 +846,41 @@ static void sweep_add(struct sweep *sw, const struct dep *dep,
 	sw->n++;
 }
 
-/* Whether the lines of the first n loops of the walk fit a cache of
- * `sets` sets of `ways` lines (sets a power of two): at most `ways`
- * lines in any set. Loops that step less than a line make one
- * contiguous span (a vector, a run along a row); with `merge`, so do
- * loops that step less than the span made inside them (one run of
- * overlapping copies); the others place copies of it. `per` is scratch
- * of `sets` counters. */
-#define L2_WAYS 16
-#define L2_SETS 2048  /* L2_BYTES / 64 / L2_WAYS */
-#define CONFLICT_LINES 1024
-static int sweep_fits(const struct sweep *sw, int n, int sets, int ways,
-		      int merge, unsigned char *per)
+/* Whether the lines of the first n loops of the walk fit L1: at most
+ * L1_WAYS lines in any of its L1_SETS sets. Loops that step less than a
+ * line make one contiguous span (a vector, a run along a row); the
+ * others place copies of it. */
+static int sweep_fits_l1(const struct sweep *sw, int n)
 {
 	int64_t span = 1, pts = 1, i, nl;
-	unsigned copies = 0;
-	int k;
+	int per[L1_SETS] = { 0 }, k;
 
 	if (!sw->ok)
 		return 0;
 	for (k = 0; k < n; k++) {
-		if (sw->step[k] < 64 || (merge && sw->step[k] < span))
+		if (sw->step[k] < 64)
 			span += sw->step[k] * (sw->ext[k] - 1);
-		else if (copies |= 1u << k,
-			 (pts *= sw->ext[k]) > (int64_t)sets * ways)
+		else if ((pts *= sw->ext[k]) > L1_SETS * L1_WAYS)
 			return 0;
 	}
 	nl = (span + 63) / 64;
-	if (pts * nl > (int64_t)sets * ways)
+	if (pts * nl > L1_SETS * L1_WAYS)
 		return 0;
-	if (pts * nl <= ways)
-		return 1;
-	memset(per, 0, (size_t)sets * sizeof(*per));
-	{
-		/* the copies' addresses, an odometer over their loops */
-		int64_t idx[SWEEP_MAX] = { 0 }, a = 0, t;
+	for (i = 0; i < pts; i++) {
+		int64_t a = 0, r = i, t;
 
-		for (i = 0; i < pts; i++) {
-			for (t = 0; t < nl; t++)
-				if (++per[(a / 64 + t) & (sets - 1)] > ways)
-					return 0;
-			for (k = 0; k < n; k++) {
-				if (!(copies & (1u << k)))
-					continue;
-				a += sw->step[k];
-				if (++idx[k] < sw->ext[k])
-					break;
-				a -= sw->step[k] * sw->ext[k];
-				idx[k] = 0;
-			}
+		for (k = 0; k < n; k++) {
+			if (sw->step[k] < 64)
+				continue;
+			a += (r % sw->ext[k]) * sw->step[k];
+			r /= sw->ext[k];
+		}
+		for (t = 0; t < nl; t++) {
+			if (++per[(a / 64 + t) % L1_SETS] > L1_WAYS)
+				return 0;
 		}
 	}
 	return 1;
-}
-
-static int sweep_fits_l1(const struct sweep *sw, int n)
-{
-	unsigned char per[L1_SETS];
-
-	return sweep_fits(sw, n, L1_SETS, L1_WAYS, 0, per);
-}
-
-static int sweep_same(const struct sweep *sw, int n,
-		      const struct sweep_memo *mo)
-{
-	return mo->n == n &&
-		!memcmp(mo->step, sw->step, (size_t)n * sizeof(*mo->step)) &&
-		!memcmp(mo->ext, sw->ext, (size_t)n * sizeof(*mo->ext));
-}
-
-static void sweep_keep(const struct sweep *sw, int n, struct sweep_memo *mo)
-{
-	mo->n = n;
-	memcpy(mo->step, sw->step, (size_t)n * sizeof(*mo->step));
-	memcpy(mo->ext, sw->ext, (size_t)n * sizeof(*mo->ext));
 }
 
 /* How far from the core (0 to 1) the data group g reads lives: its
@@ -960,9 +909,9 @@ static double leaf_far(const struct walk *w, const struct cp_group *g)
  * once per pass of that loop, not at every step: *reuse is the product
  * of those loops' extents (worked out only for a walk past STREAM_ROWS
  * rows). Returns the rows; *run is the run along each. */
-static double walk_rows(struct walk *w, const struct cp_group *g,
+static double walk_rows(const struct walk *w, const struct cp_group *g,
 			const struct dep *dep, unsigned mask, unsigned across,
-			double *run, double *reuse, int *conflict)
+			double *run, double *reuse)
 {
 	const struct pt_feat_loop *l = w->loops;
 	struct sweep sw;
@@ -971,7 +920,6 @@ static double walk_rows(struct walk *w, const struct cp_group *g,
 	int64_t rx[SWEEP_MAX];
 
 	*run = *reuse = 1;
-	*conflict = 0;
 	if (w->vec >= 0 && (across & (1u << l[w->vec].dim)))
 		rows = (double)l[w->vec].extent;
 	sweep_init(w, g, &sw);
@@ -998,31 +946,6 @@ static double walk_rows(struct walk *w, const struct cp_group *g,
 	}
 	if (rows <= STREAM_ROWS)
 		return rows;
-	{
-		/* The longest walk from the inside whose lines would fill
-		 * at most half of L2 (a capacity that holds it), and
-		 * whether its lines fall into too few of L2's sets. */
-		unsigned char per[L2_SETS];
-		double lines = 1, span = 1;
-		int nk = 0;
-
-		for (k = 0; k < sw.n; k++) {
-			if (sw.step[k] < 64 || sw.step[k] < span)
-				span += (double)sw.step[k] * (double)(sw.ext[k] - 1);
-			else
-				lines *= (double)sw.ext[k];
-			if (lines * ceil(span / 64) > CONFLICT_LINES)
-				break;
-			nk = k + 1;
-		}
-		/* The taps of a stencil walk alike: the last answer. */
-		if (nk > 0 && !sweep_same(&sw, nk, &w->cmemo)) {
-			w->cmemo.conflict =
-				!sweep_fits(&sw, nk, L2_SETS, L2_WAYS, 1, per);
-			sweep_keep(&sw, nk, &w->cmemo);
-		}
-		*conflict = nk > 0 && w->cmemo.conflict;
-	}
 	for (k = 0; k < nr; k++) {
 		/* more loops inside touch more lines */
 		if ((!k || rn[k] != rn[k - 1]) && !sweep_fits_l1(&sw, rn[k]))
@@ -1148,7 +1071,7 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 {
 	const struct pt_feat_loop *l = w->loops;
 	double amort = 1, unr = 1, cost, run, rows, reuse, far;
-	int i, k, cls, n = g->n, conflict;
+	int i, k, cls, n = g->n;
 
 	for (i = (w->vec >= 0 ? w->vec : w->nloops) - 1; i >= 0; i--) {
 		if (mask & (1u << l[i].dim)) {
@@ -1161,11 +1084,9 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 		}
 		amort *= (double)(l[i].extent > 1 ? l[i].extent : 1);
 	}
-	rows = walk_rows(w, g, dep, mask, across, &run, &reuse, &conflict);
+	rows = walk_rows(w, g, dep, mask, across, &run, &reuse);
 	if (rows > STREAM_ROWS && (far = leaf_far(w, g)) > 0)
 		w->jl += far * cnt / amort / run / reuse;
-	if (conflict && !g->store)
-		w->cf += cnt / amort;
 	if (g->store) {
 		w->us += cnt / amort;
 		return;
@@ -1334,7 +1255,7 @@ static void load_terms(const struct pt_cost_prep *p,
 	    w.budget <= 0) {
 		w.vl = r[PT_FEAT_VECTOR_LOADS_PER_VECTOR];
 		w.ga = r[PT_FEAT_SCALAR_LOADS_PER_VECTOR];
-		w.bc = w.us = w.tail = w.jl = w.bg = w.cf = 0;
+		w.bc = w.us = w.tail = w.jl = w.bg = 0;
 		w.sl = r[PT_FEAT_SCALAR_LOADS_PER_SCALAR];
 	}
 	terms[PT_TERM_VECTOR_LOADS] += nv * w.vl / eff;
@@ -1344,7 +1265,6 @@ static void load_terms(const struct pt_cost_prep *p,
 	terms[PT_TERM_SCALAR_LOADS] += ns * (w.sl + w.tail) / eff;
 	terms[PT_TERM_UPDATE_STORES] += (nv + ns) * w.us / eff;
 	terms[PT_TERM_STRIDED_LOADS] += (nv + ns) * w.jl / eff;
-	terms[PT_TERM_CONFLICT_LOADS] += (nv + ns) * w.cf / eff;
 }
 
 /* Iterations of the innermost loop of stage s that the compiled code

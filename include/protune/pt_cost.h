@@ -44,14 +44,14 @@
 #include "protune/pt_model.h"
 #include "protune/pt_strbuf.h"
 
-/* 7: the `conflict_loads` term; 6: no `calls` term: a transcendental call counts as the vector or
+/* 6: no `calls` term: a transcendental call counts as the vector or
  * scalar instructions it compiles to (doc/cost-model.md); 5: `loops`
  * counts iterations of the innermost loop left in the code (version 4
  * counted the entries of the innermost loop, vectorized or not), and the
  * buffers of Funcs promoted to registers add no stores or loads; 4:
  * `pages` counts the page faults of glibc's heap in the steady state.
  * Coefficients of an older file do not fit the terms. */
-#define PT_COST_FORMAT_VERSION 7
+#define PT_COST_FORMAT_VERSION 6
 
 /* The hand-designed terms (doc/cost-model.md defines each). */
 enum pt_term {
@@ -80,8 +80,6 @@ enum pt_term {
 	PT_TERM_BOUNDARY_GATHERS, /* lanes of dense loads that Halide leaves
 			       * clamped, in a partitioned loop's
 			       * boundary iterations */
-	PT_TERM_CONFLICT_LOADS, /* loads of a walk across rows whose lines
-			       * share too few of L2's sets to stay in it */
 	PT_TERM_COUNT
 };
 

@@ -29,7 +29,7 @@ test_expect_success 'set up a data directory' '
 test_expect_success 'train fits and writes a model protune can load' '
 	protune train --data d --out m.cost >out &&
 	test_grep "^90 samples of 3 pipelines" out &&
-	test_grep "^protune-cost 7" m.cost &&
+	test_grep "^protune-cost 6" m.cost &&
 	test_grep "^term vector_ops " m.cost &&
 	test_grep "^gbt 1 " m.cost &&
 	PROTUNE_COST_MODEL=$PWD/m.cost protune space d/models/blur.model \

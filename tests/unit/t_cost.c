@@ -306,8 +306,8 @@ PT_TEST(parse_errors)
 		pt_cost_free(c);
 	}
 	refused("", "w.cost");
-	refused("protune-cost 8\n", "w.cost:1: cost model format 8");
-	refused("protune-cost 6\n", "w.cost:1: cost model format 6, this protune reads 7: train it again");
+	refused("protune-cost 7\n", "w.cost:1: cost model format 7");
+	refused("protune-cost 5\n", "w.cost:1: cost model format 5, this protune reads 6: train it again");
 	{
 		char head[64];
 
@@ -620,65 +620,6 @@ PT_TEST(strided_reuse)
 	/* the same accesses, 300 times fewer restarts */
 	PT_CHECK(fabs(in[PT_TERM_STRIDED_LOADS] * 300 /
 		      out[PT_TERM_STRIDED_LOADS] - 1) < 1e-9);
-}
-
-/* Loads that L2's sets cannot hold (`conflict_loads`): f0(x) += i0(x, r)
- * walks a vector down all 1024 rows of i0 for every r. Rows 4 KiB apart
- * put their 1024 lines into 32 of L2's 2048 sets, 32 lines each against
- * 16 ways: every load misses. Rows 2 KiB apart fill 64 sets with exactly
- * 16 lines each, and rows 4000 bytes apart spread over the sets: they
- * fit. */
-static const char conflict_model[] =
-	"protune-model 1\nhalide \"14.0.0\"\n"
-	"target \"x86-64-linux-avx-avx2-fma-sse41\"\n"
-	"machine-params \"2,16777216,40\"\n"
-	"input i0 buffer f32 dims 2 est 0 %d 0 1024\n"
-	"func f0 types f32 args 1 output\n"
-	"  region 0 %d\n"
-	"  stage 0\n"
-	"    dim v0 0 %d\n"
-	"    def \"f0(v0) = 0.0f\"\n"
-	"  stage 1\n"
-	"    dim r0 0 1024\n"
-	"    dim v0 0 %d\n"
-	"    op add.f32 1\n"
-	"    op load.f32 2\n"
-	"    access f0 value 0 count 1\n"
-	"      coord 1*v0 + [0,0]\n"
-	"    access f0 value 0 count 1 store\n"
-	"      coord 1*v0 + [0,0]\n"
-	"    access i0 value 0 count 1\n"
-	"      coord 1*v0 + [0,0]\n"
-	"      coord 1*r0 + [0,0]\n"
-	"    def \"f0(v0) = (f0(v0) + i0(v0, r0)) rdom r0(0, 1024)\"\n";
-
-static int conflict_terms(int w, const char *order, double *terms)
-{
-	char model[2048], sched[256];
-
-	snprintf(model, sizeof(model), conflict_model, w, w, w, w);
-	snprintf(sched, sizeof(sched), "protune-schedule 1\nkey %%s\n"
-		 "func f0 root\n  stage 1\n    split v0 v0o v0i 8 guard\n"
-		 "    reorder %s\n    vectorize v0i\n", order);
-	return text_terms(model, sched, terms);
-}
-
-PT_TEST(conflict_loads)
-{
-	double t4k[PT_TERM_COUNT], t2k[PT_TERM_COUNT], t4000[PT_TERM_COUNT];
-	double rows[PT_TERM_COUNT];
-
-	PT_REQUIRE(conflict_terms(1024, "v0i r0 v0o", t4k) == 0);
-	PT_REQUIRE(conflict_terms(512, "v0i r0 v0o", t2k) == 0);
-	PT_REQUIRE(conflict_terms(1000, "v0i r0 v0o", t4000) == 0);
-	/* every load of i0: 1024 x 1024 / 8 vectors of 8 lanes */
-	PT_CHECK(fabs(t4k[PT_TERM_CONFLICT_LOADS] / (1024.0 * 1024 / 8) - 1) <
-		 1e-9);
-	PT_CHECK(t2k[PT_TERM_CONFLICT_LOADS] == 0);
-	PT_CHECK(t4000[PT_TERM_CONFLICT_LOADS] == 0);
-	/* along the rows (r outside), nothing walks across them */
-	PT_REQUIRE(conflict_terms(1024, "v0i v0o r0", rows) == 0);
-	PT_CHECK(rows[PT_TERM_CONFLICT_LOADS] == 0);
 }
 
 /* Page faults from allocations (`pages`): glibc's heap keeps the memory
@@ -1096,8 +1037,6 @@ PT_SUITE(cost,
 	   loads_hoisted },
 	 { "a walk across rows that stay in L1 restarts once",
 	   strided_reuse },
-	{ "a walk down rows 4 KiB apart misses L2 at every load",
-	   conflict_loads },
 	 { "partial coordinates are dense reads that vary",
 	   partial_reads_are_dense },
 	 { "clamped loads gather in a partitioned loop's boundary",
