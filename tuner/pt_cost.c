@@ -786,6 +786,14 @@ struct walk {
 	 * of it (partitions()) */
 	int ppos[WALK_MAXDIMS];
 	double pshare[WALK_MAXDIMS];
+	/* The loops around the costed stage's productions when its Func is
+	 * computed inside a consumer: that consumer's last stage's loops
+	 * from the outermost to the compute site (nsite of them, 0 at root),
+	 * and the dims of that stage its reads of the Func move with
+	 * (site_mask()) */
+	const struct pt_feat_loop *site;
+	int nsite;
+	unsigned smask;
 };
 
 /* The lines a walk touches: up to SWEEP_MAX loops, each a byte step and
@@ -1074,6 +1082,8 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 	int i, k, cls, n = g->n;
 
 	for (i = (w->vec >= 0 ? w->vec : w->nloops) - 1; i >= 0; i--) {
+		if (l[i].extent <= 1)
+			continue;
 		if (mask & (1u << l[i].dim)) {
 			if (l[i].kind == PT_LOOP_UNROLL &&
 			    unr * (double)l[i].extent <= WALK_UNROLL_REGS) {
@@ -1083,6 +1093,17 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 			break;
 		}
 		amort *= (double)(l[i].extent > 1 ? l[i].extent : 1);
+	}
+	/* A load left in no loop of the production is hoisted on out of
+	 * the consumer's loops around it that the region computed does not
+	 * move with (conv_layer's filter gathered for a vector of output
+	 * channels, computed inside the loops over pixels) */
+	for (k = i < 0 ? w->nsite - 1 : -1; k >= 0; k--) {
+		const struct pt_feat_loop *c = &w->site[k];
+
+		if (c->dim >= 32 || (w->smask & (1u << c->dim)))
+			break;
+		amort *= (double)(c->extent > 1 ? c->extent : 1);
 	}
 	rows = walk_rows(w, g, dep, mask, across, &run, &reuse);
 	if (rows > STREAM_ROWS && (far = leaf_far(w, g)) > 0)
@@ -1216,6 +1237,36 @@ static void walk_stage(struct walk *w, int s, const struct dep *in, int nin,
 	}
 }
 
+/* The dims of stage c that its reads of Func f move with: those of its
+ * direct reads, and of its reads of the Funcs it inlines that read f
+ * (a superset). ~0u when not known. */
+static unsigned site_mask(const struct walk *w, int c, int f, int depth)
+{
+	const struct pt_cost_prep *p = w->p;
+	const struct cp_stage *cs = &p->st[c];
+	const struct pt_stage *st = &w->m->stages[c];
+	unsigned mask = 0;
+	int i;
+
+	if (depth > 32 || st->ndims > WALK_MAXDIMS)
+		return ~0u;
+	for (i = 0; i < cs->ngrp; i++) {
+		const struct cp_group *g = &p->grp[cs->grp0 + i];
+		int reads = 0;
+
+		if (!g->func || g->store)
+			continue;
+		if (g->producer == f)
+			reads = 1;
+		else if (g->through && is_inlined(w->rows, w->m, g->producer))
+			reads = site_mask(w, w->m->funcs[g->producer].first_stage,
+					  f, depth + 1) != 0;
+		if (reads)
+			mask |= g->n < WALK_MAXDIMS ? g->mask : ~0u;
+	}
+	return mask;
+}
+
 /* The load and store terms of non-inlined stage s, scaled by its vectors,
  * scalars and parallel speedup. Falls back on the features' own load
  * counts (no hoisting) for a stage too large to walk. */
@@ -1246,6 +1297,18 @@ static void load_terms(const struct pt_cost_prep *p,
 	for (i = 0; i < w.nloops && w.loops[i].dim < WALK_MAXDIMS; i++)
 		;
 	w.nd = m->stages[s].ndims;
+	{
+		int f = m->stages[s].func, j, pos;
+
+		if (pt_features_site(fx, f, &j, &pos) == 1) {
+			const struct pt_func *cf = &m->funcs[j];
+			int c = cf->first_stage + cf->nstages - 1;
+			int ncl = pt_features_loops(fx, c, &w.site);
+
+			w.nsite = pos < ncl ? pos + 1 : 0;
+			w.smask = site_mask(&w, c, f, 0);
+		}
+	}
 	if (i == w.nloops && w.nd <= WALK_MAXDIMS) {
 		if (w.vec >= 0)
 			partitions(&w, s);

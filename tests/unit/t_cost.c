@@ -481,6 +481,48 @@ PT_TEST(loads_hoisted)
 	pt_model_free(m);
 }
 
+/* A Func computed a vector at a time inside loops its region does not
+ * move with: matmul's b copied inside prod's y loop, which b(x, k) does
+ * not use. Its load is left in no loop of its production, so LLVM hoists
+ * it out of y as it hoists b(x, k) read in place: the two schedules load
+ * b alike (without the rule the copy loads b once per vector of prod). */
+PT_TEST(loads_hoisted_from_site)
+{
+	struct pt_model *m = NULL;
+	struct pt_features *fx = NULL;
+	double *rows, t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
+	const char *tail =
+		"func f2 root\n  stage 1\n    split v0 v0o v0i 8 guard\n"
+		"    reorder v0i v1 r0 v0o\n    vectorize v0i\n"
+		"func f3 root\n";
+	char inl[512], at[512];
+
+	snprintf(inl, sizeof(inl), "%s%s",
+		 "protune-schedule 1\nkey %s\nfunc f0 inline\n"
+		 "func f1 inline\n", tail);
+	snprintf(at, sizeof(at), "%s%s",
+		 "protune-schedule 1\nkey %s\nfunc f0 inline\n"
+		 "func f1 at f2 v1\n  stage 0\n    split v0 v0o v0i 8 guard\n"
+		 "    vectorize v0i\n", tail);
+	m = pt_test_example("matmul");
+	PT_REQUIRE(m);
+	PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0);
+	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
+	sched_terms(m, fx, rows, inl, t1);
+	sched_terms(m, fx, rows, at, t2);
+	if (PT_CHECK(t1[0] >= 0 && t2[0] >= 0)) {
+		/* both: the accumulator once a vector of prod, b hoisted
+		 * out of y; the copy's read of its buffer too */
+		PT_CHECK(t1[PT_TERM_VECTOR_LOADS] > 0);
+		PT_CHECK(t2[PT_TERM_VECTOR_LOADS] <
+			 t1[PT_TERM_VECTOR_LOADS] * 1.1);
+		PT_CHECK(t2[PT_TERM_GATHERS] == 0);
+	}
+	free(rows);
+	pt_features_free(fx);
+	pt_model_free(m);
+}
+
 /* A read x + dx(r) (doc/model-format.md, partial coordinates), as in
  * max_filter: vectorized along x it is a dense vector load, where the same
  * read described as just non-affine is a gather; and it varies with r, so
@@ -1035,6 +1077,8 @@ PT_SUITE(cost,
 	 { "terms of blur respond to the schedule", terms_respond },
 	 { "loads are hoisted out of loops they do not use",
 	   loads_hoisted },
+	 { "loads are hoisted out of the loops around a production",
+	   loads_hoisted_from_site },
 	 { "a walk across rows that stay in L1 restarts once",
 	   strided_reuse },
 	 { "partial coordinates are dense reads that vary",
