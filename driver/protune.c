@@ -53,7 +53,8 @@ enum {
 	OPT_MEASURE = 1 << 1, /* --runs --min-time --keep --cache-dir
 			       * --plugin --no-check -v */
 	OPT_CHILDREN = 1 << 2, /* --children --bench */
-	OPT_EXPLICIT = 1 << 3  /* --explicit */
+	OPT_EXPLICIT = 1 << 3, /* --explicit */
+	OPT_STAGES = 1 << 4    /* --stages */
 };
 
 struct args {
@@ -62,7 +63,7 @@ struct args {
 	uint64_t seed;
 	int runs;
 	double min_time;
-	int keep, no_check, verbose, children, bench, explicit;
+	int keep, no_check, verbose, children, bench, explicit, stages;
 	const char *cache_dir, *plugin, *reference;
 };
 
@@ -93,8 +94,10 @@ static void usage(FILE *f)
 	      "                      children each has; --bench: time N\n"
 	      "                      random complete states\n"
 	      "  cpp MODEL SCHED     print the schedule as Halide C++\n"
-	      "  cost MODEL SCHED    the cost model's prediction for the\n"
-	      "                      schedule, term by term\n"
+	      "  cost MODEL SCHED [--stages]\n"
+	      "                      the cost model's prediction for the\n"
+	      "                      schedule, term by term; --stages: and\n"
+	      "                      each stage's share\n"
 	      "  measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
 	      "          [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
 	      "          [--reference RUNGEN]\n"
@@ -489,6 +492,47 @@ out:
 
 /* The cost model's prediction for one schedule and, term by term, what
  * the linear layer makes of it: the numbers behind a search's choice. */
+/* protune cost --stages: per stage, its share of the linear layer and
+ * the terms that make up most of it (those over 2% of the stage). */
+static void print_stage_terms(const struct pt_model *m, const double *coef,
+			      const double *per, double pages, double lin)
+{
+	int i, k;
+
+	printf("\n%-6s %-24s %12s %7s  %s\n", "stage", "func", "coef*value",
+	       "share", "terms (coef*value)");
+	for (i = 0; i < m->nstages; i++) {
+		const struct pt_stage *st = &m->stages[i];
+		const struct pt_func *f = &m->funcs[st->func];
+		const double *t = &per[(size_t)i * PT_TERM_COUNT];
+		double sum = 0;
+		char name[64];
+
+		for (k = 0; k < PT_TERM_COUNT; k++)
+			sum += coef[k] * t[k];
+		if (!(sum > 0))
+			continue;
+		if (f->label && *f->label)
+			snprintf(name, sizeof(name), "f%d.%d(%s)", st->func,
+				 st->index, f->label);
+		else
+			snprintf(name, sizeof(name), "f%d.%d", st->func,
+				 st->index);
+		printf("%-6d %-24.24s %12.6g %6.1f%% ", i, name, sum,
+		       lin > 0 ? 100 * sum / lin : 0.0);
+		for (k = 0; k < PT_TERM_COUNT; k++)
+			if (coef[k] * t[k] > 0.02 * sum)
+				printf(" %s=%.4g", pt_term_name(k),
+				       coef[k] * t[k]);
+		putchar('\n');
+	}
+	if (coef[PT_TERM_PAGES] * pages > 0)
+		printf("%-6s %-24s %12.6g %6.1f%%  pages=%.4g\n", "-",
+		       "(pipeline)", coef[PT_TERM_PAGES] * pages,
+		       lin > 0 ? 100 * coef[PT_TERM_PAGES] * pages / lin : 0.0,
+		       coef[PT_TERM_PAGES] * pages);
+}
+
 static int cmd_cost(const struct args *a)
 {
 	struct pt_error err = PT_ERROR_INIT;
@@ -498,7 +542,7 @@ static int cmd_cost(const struct args *a)
 	struct pt_features *fx = NULL;
 	struct pt_cost_prep *prep = NULL;
 	struct pt_cost *c = NULL;
-	double *rows = NULL, terms[PT_TERM_COUNT], pred, lin;
+	double *rows = NULL, *per = NULL, terms[PT_TERM_COUNT], pred, lin;
 	const double *coef;
 	int ret, k;
 
@@ -511,16 +555,19 @@ static int cmd_cost(const struct args *a)
 	}
 	rows = malloc((size_t)(m->nstages > 0 ? m->nstages : 1) *
 		      PT_FEAT_COUNT * sizeof(*rows));
-	if (!rows || pt_features_new(m, &fx, &err) ||
+	per = malloc((size_t)(m->nstages > 0 ? m->nstages : 1) *
+		     PT_TERM_COUNT * sizeof(*per));
+	if (!rows || !per || pt_features_new(m, &fx, &err) ||
 	    pt_cost_prep_new(m, fx, &prep, &err)) {
-		ret = pt_cli_fail("%s", rows ? err.msg : "out of memory");
+		ret = pt_cli_fail("%s", rows && per ? err.msg :
+				  "out of memory");
 		goto out;
 	}
 	if (pt_features_compute(fx, s, rows, &err)) {
 		ret = pt_cli_fail("%s: %s", display_name(a->pos[1]), err.msg);
 		goto out;
 	}
-	pt_cost_terms(prep, fx, rows, terms);
+	pt_cost_stage_terms(prep, fx, rows, terms, per);
 	pred = pt_cost_predict(c, terms);
 	lin = pt_cost_linear(c, terms);
 	coef = pt_cost_coef(c);
@@ -536,10 +583,13 @@ static int cmd_cost(const struct args *a)
 		printf("%-14s %14.6g %12.4g %12.6g %6.1f%%\n", pt_term_name(k),
 		       terms[k], coef[k], v, lin > 0 ? 100 * v / lin : 0.0);
 	}
+	if (a->stages)
+		print_stage_terms(m, coef, per, terms[PT_TERM_PAGES], lin);
 	ret = fflush(stdout) ? pt_cli_fail("cannot write the output: %s",
 					   strerror(errno)) : 0;
 out:
 	free(rows);
+	free(per);
 	pt_cost_prep_free(prep);
 	pt_features_free(fx);
 	pt_cost_free(c);
@@ -754,7 +804,7 @@ static const struct command commands[] = {
 	{ "space", 1, OPT_SEED | OPT_CHILDREN,
 	  "space MODEL [--seed N] [--children] [--bench N]", cmd_space },
 	{ "cpp", 2, 0, "cpp MODEL SCHED", cmd_cpp },
-	{ "cost", 2, 0, "cost MODEL SCHED", cmd_cost },
+	{ "cost", 2, OPT_STAGES, "cost MODEL SCHED [--stages]", cmd_cost },
 	{ "measure", 2, OPT_MEASURE,
 	  "measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
 	  "       [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
@@ -838,6 +888,7 @@ static int parse_args(const struct command *c, int argc, char **argv,
 		if (!(((c->opts & OPT_SEED) && !strcmp(name, "--seed")) ||
 		      ((c->opts & OPT_EXPLICIT) &&
 		       !strcmp(name, "--explicit")) ||
+		      ((c->opts & OPT_STAGES) && !strcmp(name, "--stages")) ||
 		      ((c->opts & OPT_CHILDREN) &&
 		       (!strcmp(name, "--children") ||
 			!strcmp(name, "--bench"))) ||
@@ -888,6 +939,8 @@ static int parse_args(const struct command *c, int argc, char **argv,
 			a->no_check = 1;
 		} else if (!strcmp(name, "--explicit")) {
 			a->explicit = 1;
+		} else if (!strcmp(name, "--stages")) {
+			a->stages = 1;
 		} else if (!strcmp(name, "--children")) {
 			a->children = 1;
 		} else if (!strcmp(name, "--bench")) {

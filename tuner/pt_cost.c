@@ -1838,6 +1838,13 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 		   const struct pt_features *fx, const double *rows,
 		   double *terms)
 {
+	pt_cost_stage_terms(p, fx, rows, terms, NULL);
+}
+
+void pt_cost_stage_terms(const struct pt_cost_prep *p,
+			 const struct pt_features *fx, const double *rows,
+			 double *terms, double *per)
+{
 	const struct pt_model *m = p->m;
 	double cores = p->cores, inl_eff[INL_MAX];
 	int vbytes = p->vbytes;
@@ -1845,6 +1852,9 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 	int s, k;
 
 	memset(terms, 0, PT_TERM_COUNT * sizeof(*terms));
+	if (per)
+		memset(per, 0, (size_t)m->nstages * PT_TERM_COUNT *
+		       sizeof(*per));
 	/* The largest speedup of the stages that read each inlined Func. */
 	for (k = 0; k < m->nfuncs && k < INL_MAX; k++)
 		inl_eff[k] = 1;
@@ -1869,6 +1879,7 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 		const struct cp_stage *cs = &p->st[s];
 		double eff, lanes, vregs, scal, nv, ns, sregs;
 		int inl = !(r[PT_FEAT_NUM_PRODUCTIONS] > 0);
+		double *t = per ? &per[(size_t)s * PT_TERM_COUNT] : terms;
 
 		lanes = r[PT_FEAT_VECTOR_SIZE] > 1 ? r[PT_FEAT_VECTOR_SIZE] : 1;
 		nv = r[PT_FEAT_NUM_VECTORS];
@@ -1880,8 +1891,8 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 				reader_speedup(m, rows, s, cores);
 			if (eff < 1)
 				eff = 1;
-			terms[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
-			terms[PT_TERM_SCALAR_OPS] += ns * scal / eff;
+			t[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
+			t[PT_TERM_SCALAR_OPS] += ns * scal / eff;
 			continue;
 		}
 		eff = speedup(r[PT_FEAT_INNER_PARALLELISM] *
@@ -1891,12 +1902,12 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 				       r[PT_FEAT_POINTS_MINIMUM] : 1)) / vbytes);
 		if (!(sregs >= 1))
 			sregs = 1;
-		terms[PT_TERM_STAGES] += 1;
-		terms[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
-		terms[PT_TERM_SCALAR_OPS] += ns * scal / eff;
-		load_terms(p, fx, rows, s, eff, reg, terms);
+		t[PT_TERM_STAGES] += 1;
+		t[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
+		t[PT_TERM_SCALAR_OPS] += ns * scal / eff;
+		load_terms(p, fx, rows, s, eff, reg, t);
 		if (!(st->func < INL_MAX && reg[st->func]))
-			terms[PT_TERM_STORES] += (nv * sregs + ns) / eff;
+			t[PT_TERM_STORES] += (nv * sregs + ns) / eff;
 		{
 			/* Cache lines moved: the bytes, plus one partly
 			 * used line at the end of each contiguous run. */
@@ -1906,8 +1917,8 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 			double ws = r[PT_FEAT_BYTES_READ_PER_PRODUCTION] +
 				r[PT_FEAT_BYTES_AT_PRODUCTION];
 
-			terms[PT_TERM_LINES] += lines / eff;
-			terms[PT_TERM_L2_LINES] += lines * miss(ws, L2_BYTES) /
+			t[PT_TERM_LINES] += lines / eff;
+			t[PT_TERM_L2_LINES] += lines * miss(ws, L2_BYTES) /
 				eff;
 			/* What a Func writes to a buffer too large for L2
 			 * goes out to the shared cache or memory, and comes
@@ -1915,7 +1926,7 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 			 * in l2_lines). The output's writes are the same
 			 * for every schedule. */
 			if (!m->funcs[st->func].is_output)
-				terms[PT_TERM_SPILL_LINES] +=
+				t[PT_TERM_SPILL_LINES] +=
 					r[PT_FEAT_NUM_REALIZATIONS] *
 					r[PT_FEAT_BYTES_AT_REALIZATION] / 64 *
 					miss(r[PT_FEAT_BYTES_AT_REALIZATION],
@@ -1923,13 +1934,18 @@ void pt_cost_terms(const struct pt_cost_prep *p,
 		}
 		if (st->index == 0 && !m->funcs[st->func].is_output &&
 		    r[PT_FEAT_BYTES_AT_REALIZATION] > STACK_MAX)
-			terms[PT_TERM_ALLOCS] +=
+			t[PT_TERM_ALLOCS] +=
 				r[PT_FEAT_NUM_REALIZATIONS] / eff;
 		if (r[PT_FEAT_INNER_PARALLELISM] > 1)
-			terms[PT_TERM_TASKS] += r[PT_FEAT_NUM_PRODUCTIONS] *
+			t[PT_TERM_TASKS] += r[PT_FEAT_NUM_PRODUCTIONS] *
 				r[PT_FEAT_INNER_PARALLELISM];
-		terms[PT_TERM_LOOPS] += loop_iterations(fx, r, s) / eff;
-		terms[PT_TERM_PRODUCTIONS] += r[PT_FEAT_NUM_PRODUCTIONS] / eff;
+		t[PT_TERM_LOOPS] += loop_iterations(fx, r, s) / eff;
+		t[PT_TERM_PRODUCTIONS] += r[PT_FEAT_NUM_PRODUCTIONS] / eff;
+	}
+	if (per) {
+		for (s = 0; s < m->nstages; s++)
+			for (k = 0; k < PT_TERM_COUNT; k++)
+				terms[k] += per[(size_t)s * PT_TERM_COUNT + k];
 	}
 	terms[PT_TERM_PAGES] = heap_faults(p, fx, rows);
 }

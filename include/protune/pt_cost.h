@@ -108,6 +108,15 @@ void pt_cost_prep_free(struct pt_cost_prep *p);
 void pt_cost_terms(const struct pt_cost_prep *p, const struct pt_features *fx,
 		   const double *rows, double *terms);
 
+/* As pt_cost_terms(), and each stage's share of them into `per`
+ * (m->nstages rows of PT_TERM_COUNT, for m->stages[i]; NULL: not
+ * wanted): an inlined Func's row holds the work it adds to its readers.
+ * `pages` is the pipeline's (its allocations interleave), so it is in
+ * `terms` only and 0 in every row. The rows sum to `terms` otherwise. */
+void pt_cost_stage_terms(const struct pt_cost_prep *p,
+			 const struct pt_features *fx, const double *rows,
+			 double *terms, double *per);
+
 /* The inputs of the trees for one schedule: PT_COST_GBT_DIMS doubles,
  * scale-free (each term's share of the linear prediction, the logs of the
  * terms relative to the linear prediction), from its terms and the linear

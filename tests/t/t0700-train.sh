@@ -60,6 +60,24 @@ test_expect_success 'cost: the prediction, and the linear layer term by term' '
 	test_grep "^predicted .* trees x" cost2
 '
 
+test_expect_success 'cost --stages: the share of each stage, adding up to the linear layer' '
+	PROTUNE_COST_MODEL=$PWD/lin.cost protune cost d/models/blur.model \
+		s3.sched --stages >st &&
+	# the term table is as without --stages
+	head -n $(wc -l <cost) st >head &&
+	test_cmp cost head &&
+	test_grep "^stage  *func  *coef\*value  *share  *terms" st &&
+	# the output is never inlined: it has a row
+	test_grep "^[0-9][0-9]*  *f2\.0(output) " st &&
+	# the rows (and the pipeline row, for pages) add up to the linear
+	# layer
+	awk -v n=$(wc -l <cost) "NR == 1 { p = \$2 + 0 }
+	     NR > n + 2 { s += \$3 }
+	     END { d = s - p; if (d < 0) d = -d; exit !(p > 0 && d <= 1e-4 * p) }" st &&
+	test_expect_code 2 protune key d/models/blur.model --stages 2>err &&
+	test_grep "unknown option" err
+'
+
 test_expect_success 'cost: a schedule that does not fit, and no cost model' '
 	protune space d/models/unsharp.model --seed 1 >u.sched &&
 	test_expect_code 1 env PROTUNE_COST_MODEL=$PWD/lin.cost \
