@@ -437,6 +437,31 @@ static void sched_terms(struct pt_model *m, struct pt_features *fx,
 	pt_sched_free(s);
 }
 
+/* The terms of two schedule texts (formats for their key) of test example
+ * `name` into t1 and t2; -1 in t[0] when one cannot be costed. */
+static void pair_terms(const char *name, const char *s1, const char *s2,
+		       double *t1, double *t2)
+{
+	struct pt_model *m = pt_test_example(name);
+	struct pt_features *fx = NULL;
+	double *rows = NULL;
+
+	t1[0] = t2[0] = -1;
+	if (!PT_CHECK(m != NULL) ||
+	    !PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0) ||
+	    !PT_CHECK((rows = calloc((size_t)m->nstages * PT_FEAT_COUNT,
+				     sizeof(*rows))) != NULL)) {
+		pt_features_free(fx);
+		pt_model_free(m);
+		return;
+	}
+	sched_terms(m, fx, rows, s1, t1);
+	sched_terms(m, fx, rows, s2, t2);
+	free(rows);
+	pt_features_free(fx);
+	pt_model_free(m);
+}
+
 /* Matrix multiply, prod(x, y) += a(k, y) * b(x, k) vectorized along x:
  * with k just outside the vector loop the accumulator stays in a register
  * (its load and store are hoisted out of k) and a(k, y) is broadcast once
@@ -444,9 +469,7 @@ static void sched_terms(struct pt_model *m, struct pt_features *fx,
  * x_o instead and the accumulator goes back to memory every vector. */
 PT_TEST(loads_hoisted)
 {
-	struct pt_model *m = NULL;
-	struct pt_features *fx = NULL;
-	double *rows, t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
+	double t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
 	const char *head =
 		"protune-schedule 1\nkey %s\nfunc f0 inline\nfunc f1 inline\n"
 		"func f2 root\n  stage 1\n    split v0 v0o v0i 8 guard\n";
@@ -458,12 +481,7 @@ PT_TEST(loads_hoisted)
 	snprintf(k_out, sizeof(k_out), "%s%s", head,
 		 "    reorder v0i v0o r0 v1\n    vectorize v0i\n"
 		 "func f3 root\n");
-	m = pt_test_example("matmul");
-	PT_REQUIRE(m);
-	PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0);
-	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
-	sched_terms(m, fx, rows, k_in, t1);
-	sched_terms(m, fx, rows, k_out, t2);
+	pair_terms("matmul", k_in, k_out, t1, t2);
 	if (PT_CHECK(t1[0] >= 0 && t2[0] >= 0)) {
 		/* the same vectors either way; b(x, k) is loaded every
 		 * vector in both, the accumulator only in the second */
@@ -476,9 +494,6 @@ PT_TEST(loads_hoisted)
 			 t2[PT_TERM_UPDATE_STORES]);
 		PT_CHECK(t2[PT_TERM_BROADCASTS] * 10 < t1[PT_TERM_BROADCASTS]);
 	}
-	free(rows);
-	pt_features_free(fx);
-	pt_model_free(m);
 }
 
 /* A Func computed a vector at a time inside loops its region does not
@@ -488,9 +503,7 @@ PT_TEST(loads_hoisted)
  * b alike (without the rule the copy loads b once per vector of prod). */
 PT_TEST(loads_hoisted_from_site)
 {
-	struct pt_model *m = NULL;
-	struct pt_features *fx = NULL;
-	double *rows, t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
+	double t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
 	const char *tail =
 		"func f2 root\n  stage 1\n    split v0 v0o v0i 8 guard\n"
 		"    reorder v0i v1 r0 v0o\n    vectorize v0i\n"
@@ -504,12 +517,7 @@ PT_TEST(loads_hoisted_from_site)
 		 "protune-schedule 1\nkey %s\nfunc f0 inline\n"
 		 "func f1 at f2 v1\n  stage 0\n    split v0 v0o v0i 8 guard\n"
 		 "    vectorize v0i\n", tail);
-	m = pt_test_example("matmul");
-	PT_REQUIRE(m);
-	PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0);
-	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
-	sched_terms(m, fx, rows, inl, t1);
-	sched_terms(m, fx, rows, at, t2);
+	pair_terms("matmul", inl, at, t1, t2);
 	if (PT_CHECK(t1[0] >= 0 && t2[0] >= 0)) {
 		/* both: the accumulator once a vector of prod, b hoisted
 		 * out of y; the copy's read of its buffer too */
@@ -518,9 +526,6 @@ PT_TEST(loads_hoisted_from_site)
 			 t1[PT_TERM_VECTOR_LOADS] * 1.1);
 		PT_CHECK(t2[PT_TERM_GATHERS] == 0);
 	}
-	free(rows);
-	pt_features_free(fx);
-	pt_model_free(m);
 }
 
 /* A read x + dx(r) (doc/model-format.md, partial coordinates), as in
