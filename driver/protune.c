@@ -490,8 +490,6 @@ out:
 				     strerror(errno)) : 0;
 }
 
-/* The cost model's prediction for one schedule and, term by term, what
- * the linear layer makes of it: the numbers behind a search's choice. */
 /* protune cost --stages: per stage, its share of the linear layer and
  * the terms that make up most of it (those over 2% of the stage). */
 static void print_stage_terms(const struct pt_model *m, const double *coef,
@@ -533,6 +531,8 @@ static void print_stage_terms(const struct pt_model *m, const double *coef,
 		       coef[PT_TERM_PAGES] * pages);
 }
 
+/* The cost model's prediction for one schedule and, term by term, what
+ * the linear layer makes of it: the numbers behind a search's choice. */
 static int cmd_cost(const struct args *a)
 {
 	struct pt_error err = PT_ERROR_INIT;

@@ -1092,7 +1092,7 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 			}
 			break;
 		}
-		amort *= (double)(l[i].extent > 1 ? l[i].extent : 1);
+		amort *= (double)l[i].extent;
 	}
 	/* A load left in no loop of the production is hoisted on out of
 	 * the consumer's loops around it that the region computed does not
