@@ -10,7 +10,7 @@
  *   protune cost MODEL SCHED      the cost model's prediction and its terms
  *   protune measure MODEL SCHED [--runs N] [--min-time S] [--keep]
  *                   [--cache-dir D] [--plugin P] [--no-check] [-v]
- *                   [--reference RUNGEN]
+ *                   [--reference RUNGEN | --profile]
  *
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
  */
@@ -64,6 +64,7 @@ struct args {
 	int runs;
 	double min_time;
 	int keep, no_check, verbose, children, bench, explicit, stages;
+	int profile;
 	const char *cache_dir, *plugin, *reference;
 };
 
@@ -100,12 +101,14 @@ static void usage(FILE *f)
 	      "                      each stage's share\n"
 	      "  measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
 	      "          [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
-	      "          [--reference RUNGEN]\n"
+	      "          [--reference RUNGEN | --profile]\n"
 	      "                      compile the schedule with the model's\n"
 	      "                      generator and time it with RunGen; prints\n"
 	      "                      \"median_ms min_ms max_ms runs compile_ms\"\n"
 	      "                      (and \"ratio ref_median_ms\" with a\n"
-	      "                      reference binary timed alongside)\n"
+	      "                      reference binary timed alongside);\n"
+	      "                      --profile: built with Halide's profiler,\n"
+	      "                      and each Func's time\n"
 	      "  host-target [--explicit]\n"
 	      "                      the target protune-cc gives a generator\n"
 	      "                      for target=host: \"host\", or on a\n"
@@ -712,6 +715,21 @@ static int plugin_path(const struct args *a, struct pt_strbuf *out)
 	return 0;
 }
 
+/* measure --profile: a table of the profiler's Funcs after the times. */
+static void print_profile(const struct pt_measure_result *r)
+{
+	int i;
+
+	printf("\n%-32s %12s %7s %12s\n", "func", "ms", "share",
+	       "allocs");
+	for (i = 0; i < r->nfuncs; i++)
+		printf("%-32s %12.4g %6.1f%% %12.4g\n", r->funcs[i].name,
+		       r->funcs[i].ms, 100 * r->funcs[i].share,
+		       r->funcs[i].allocs);
+	printf("%-32s %12s %7s %12.4g\n", "(pipeline)", "-", "-",
+	       r->heap_allocs);
+}
+
 static int cmd_measure(const struct args *a)
 {
 	struct pt_model *m = NULL;
@@ -723,6 +741,7 @@ static int cmd_measure(const struct args *a)
 	struct pt_error err = PT_ERROR_INIT;
 	int ret;
 
+	memset(&r, 0, sizeof(r));
 	ret = load_pair(a, &m, &s, &text, !a->no_check);
 	if (!ret)
 		ret = cache_dir(a, &cache) || plugin_path(a, &plugin);
@@ -739,6 +758,7 @@ static int cmd_measure(const struct args *a)
 	o.keep_dir = a->keep;
 	o.cxx = getenv("PROTUNE_CXX");
 	o.reference = a->reference;
+	o.profile = a->profile;
 	if (pt_measure(m, text.buf, &o, &r, &err)) {
 		ret = pt_cli_fail("measuring %s: %s", display_name(a->pos[1]),
 			   err.msg);
@@ -751,6 +771,8 @@ static int cmd_measure(const struct args *a)
 	if (a->reference)
 		printf(" %.6g %.6g", r.ratio, r.ref_median_ms);
 	putchar('\n');
+	if (a->profile)
+		print_profile(&r);
 	if (fflush(stdout))
 		ret = pt_cli_fail("cannot write the output: %s", strerror(errno));
 	if (a->verbose)
@@ -765,6 +787,7 @@ out:
 	pt_strbuf_release(&cache);
 	pt_strbuf_release(&plugin);
 	pt_strbuf_release(&lock);
+	pt_measure_result_release(&r);
 	pt_sched_free(s);
 	pt_model_free(m);
 	return ret;
@@ -808,7 +831,7 @@ static const struct command commands[] = {
 	{ "measure", 2, OPT_MEASURE,
 	  "measure MODEL SCHED [--runs N] [--min-time S] [--keep]\n"
 	  "       [--cache-dir DIR] [--plugin SO] [--no-check] [-v]\n"
-	  "       [--reference RUNGEN]", cmd_measure },
+	  "       [--reference RUNGEN | --profile]", cmd_measure },
 	{ "host-target", 0, OPT_EXPLICIT, "host-target [--explicit]",
 	  cmd_host_target },
 	{ NULL, 0, 0, NULL, NULL }
@@ -897,6 +920,7 @@ static int parse_args(const struct command *c, int argc, char **argv,
 			!strcmp(name, "--cache-dir") ||
 			!strcmp(name, "--plugin") || !strcmp(name, "--keep") ||
 			!strcmp(name, "--reference") ||
+			!strcmp(name, "--profile") ||
 			!strcmp(name, "--no-check")))))
 			return usage_error(c, "unknown option '%s'", arg);
 		if (takes_value) {
@@ -937,6 +961,8 @@ static int parse_args(const struct command *c, int argc, char **argv,
 			a->keep = 1;
 		} else if (!strcmp(name, "--no-check")) {
 			a->no_check = 1;
+		} else if (!strcmp(name, "--profile")) {
+			a->profile = 1;
 		} else if (!strcmp(name, "--explicit")) {
 			a->explicit = 1;
 		} else if (!strcmp(name, "--stages")) {
@@ -954,6 +980,9 @@ static int parse_args(const struct command *c, int argc, char **argv,
 		return usage_error(c, "%s: missing arguments", c->name);
 	if (a->npos == 2 && !strcmp(a->pos[0], "-") && !strcmp(a->pos[1], "-"))
 		return usage_error(c, "%s", "only one input can be '-'");
+	if (a->profile && a->reference)
+		return usage_error(c, "%s",
+				   "--profile and --reference do not go together: a profiled build is not timed against a reference");
 	return 0;
 }
 

@@ -40,6 +40,7 @@
 #define CAND "cand"
 #define RUNGEN_MAIN_TIMEOUT_MS 600000
 #define TAIL_MAX 360
+#define PRINT_PREFIX "halide_print: "
 
 static const char *const rungen_flags[] = {
 	"-std=c++17", "-O2", "-DHALIDE_NO_PNG", "-DHALIDE_NO_JPEG", NULL
@@ -205,30 +206,70 @@ static int has_prefix(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
-/* m->target without the no_runtime feature. */
-static int target_for_run(const char *target, struct pt_strbuf *out)
+static int cmp_str(const void *a, const void *b)
 {
-	const char *p = target;
-
-	while (*p) {
-		size_t n = strcspn(p, "-");
-
-		if (!(n == 10 && !strncmp(p, "no_runtime", 10))) {
-			if (out->len && pt_strbuf_addch(out, '-'))
-				return PT_ENOMEM;
-			if (pt_strbuf_add(out, p, n))
-				return PT_ENOMEM;
-		}
-		p += n;
-		if (*p == '-')
-			p++;
-	}
-	return 0;
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
+
+/* The target a measurement builds for: m->target without the no_runtime
+ * feature, with `profile` when asked, its features sorted by name as
+ * Halide's Target::to_string() prints them (arch, bits and os first). */
+static int target_for_run(const char *target, int profile,
+			  struct pt_strbuf *out)
+{
+	struct pt_strbuf copy = PT_STRBUF_INIT;
+	const char **feat = NULL;
+	size_t nfeat = 0, ntok = 0, i;
+	char *p, *tok;
+	int ret = PT_ENOMEM, has_profile = 0;
+
+	if (pt_strbuf_addstr(&copy, target))
+		goto out;
+	feat = calloc(copy.len / 2 + 2, sizeof(*feat));
+	if (!feat)
+		goto out;
+	for (p = copy.buf; p; ntok++) {
+		tok = p;
+		if ((p = strchr(p, '-')) != NULL)
+			*p++ = '\0';
+		if (ntok < 3) {
+			if ((out->len && pt_strbuf_addch(out, '-')) ||
+			    pt_strbuf_addstr(out, tok))
+				goto out;
+			continue;
+		}
+		if (!*tok || !strcmp(tok, "no_runtime"))
+			continue;
+		has_profile |= !strcmp(tok, "profile");
+		feat[nfeat++] = tok;
+	}
+	if (profile && !has_profile)
+		feat[nfeat++] = "profile";
+	qsort(feat, nfeat, sizeof(*feat), cmp_str);
+	for (i = 0; i < nfeat; i++)
+		if (pt_strbuf_addch(out, '-') || pt_strbuf_addstr(out, feat[i]))
+			goto out;
+	ret = 0;
+out:
+	free(feat);
+	pt_strbuf_release(&copy);
+	return ret;
+}
+
+static int rewrite_argv(const struct pt_model *m, const char *out_dir,
+			const char *plugin_path, int profile,
+			struct pt_strvec *out, struct pt_error *err);
 
 int pt_measure_rewrite_argv(const struct pt_model *m, const char *out_dir,
 			    const char *plugin_path, struct pt_strvec *out,
 			    struct pt_error *err)
+{
+	return rewrite_argv(m, out_dir, plugin_path, 0, out, err);
+}
+
+static int rewrite_argv(const struct pt_model *m, const char *out_dir,
+			const char *plugin_path, int profile,
+			struct pt_strvec *out, struct pt_error *err)
 {
 	struct pt_strvec v = PT_STRVEC_INIT;
 	struct pt_strbuf target = PT_STRBUF_INIT;
@@ -275,7 +316,7 @@ int pt_measure_rewrite_argv(const struct pt_model *m, const char *out_dir,
 		if (pt_strvec_push(&v, a))
 			goto nomem;
 	}
-	if (target_for_run(m->target, &target))
+	if (target_for_run(m->target, profile, &target))
 		goto nomem;
 	if (pt_strvec_pushl(&v, "-o", out_dir, "-e",
 			    "static_library,h,registration", "-n", CAND, "-p",
@@ -476,6 +517,72 @@ struct measure {
 	long long compile_deadline;
 };
 
+/* The schedule text to apply: sched_text, with its key rewritten to the
+ * key of the model with the target the measurement builds for when that
+ * differs from the model's (the generator then sees that pipeline). */
+static int sched_for_run(const struct pt_model *m, int profile,
+			 const char *sched_text, struct pt_strbuf *out,
+			 struct pt_error *err)
+{
+	struct pt_strbuf target = PT_STRBUF_INIT, text = PT_STRBUF_INIT;
+	struct pt_model *copy = NULL;
+	const char *line;
+	char hex[33];
+	int ret;
+
+	if (!m->target)
+		return pt_error_set(err, PT_EINVAL, "the model names no target");
+	if (target_for_run(m->target, profile, &target))
+		goto nomem;
+	if (!strcmp(target.buf, m->target)) {
+		ret = pt_strbuf_addstr(out, sched_text) ?
+			pt_error_set(err, PT_ENOMEM, "out of memory") : 0;
+		goto done;
+	}
+	if (pt_model_print(m, PT_MODEL_PRINT_LABELS, &text))
+		goto nomem;
+	if ((ret = pt_model_parse(text.buf, text.len, "<measure>", &copy,
+				  err)))
+		goto done;  /* the model parsed once: out of memory */
+	free(copy->target);
+	copy->target = strdup(target.buf);
+	if (!copy->target)
+		goto nomem;
+	if ((ret = pt_model_hash(copy))) {
+		ret = pt_error_set(err, ret, "the model for target %s: %s",
+				   target.buf, pt_strerror(ret));
+		goto done;
+	}
+	pt_hash_hex(copy->key, hex);
+	for (line = sched_text; *line; ) {
+		const char *nl = strchr(line, '\n');
+
+		if (!strncmp(line, "key ", 4)) {
+			if (pt_strbuf_add(out, sched_text,
+					  (size_t)(line - sched_text)) ||
+			    pt_strbuf_addf(out, "key %s", hex) ||
+			    (nl && pt_strbuf_addstr(out, nl)))
+				goto nomem;
+			ret = 0;
+			goto done;
+		}
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	/* No key line: the plugin's check says what is wrong. */
+	ret = pt_strbuf_addstr(out, sched_text) ?
+		pt_error_set(err, PT_ENOMEM, "out of memory") : 0;
+	goto done;
+nomem:
+	ret = pt_error_set(err, PT_ENOMEM, "out of memory");
+done:
+	pt_model_free(copy);
+	pt_strbuf_release(&target);
+	pt_strbuf_release(&text);
+	return ret;
+}
+
 static int make_tmpdir(struct measure *ms, struct pt_error *err)
 {
 	const char *root = ms->o->tmp_root;
@@ -513,8 +620,8 @@ static int run_generator(struct measure *ms, struct pt_error *err)
 	char tail[TAIL_MAX + 64];
 	int status = 0, ret;
 
-	if ((ret = pt_measure_rewrite_argv(ms->m, ms->dir, ms->o->plugin_path,
-					   &c.args, err)))
+	if ((ret = rewrite_argv(ms->m, ms->dir, ms->o->plugin_path,
+				ms->o->profile, &c.args, err)))
 		goto out;
 	if (pt_strvec_pushf(&c.env, "PROTUNE_SCHEDULE_FILE=%s/schedule.txt",
 			    ms->dir) ||
@@ -640,7 +747,8 @@ static int open_lock(const char *lock_path, int shared, int timeout_ms,
 /* One RunGen benchmark of the binary `rungen` (the caller holds the
  * benchmark lock). */
 static int run_binary(struct measure *ms, const char *rungen,
-		      double *time_ms, struct pt_error *err)
+		      double *time_ms, struct pt_strbuf *report,
+		      struct pt_error *err)
 {
 	struct pt_child c = PT_CHILD_INIT;
 	struct pt_strbuf out = PT_STRBUF_INIT, errout = PT_STRBUF_INIT;
@@ -676,6 +784,10 @@ static int run_binary(struct measure *ms, const char *rungen,
 		ret = pt_error_set(err, PT_EIO,
 				   "running the benchmark: no BEST_TIME_MSEC_PER_ITER in RunGen's output: %s",
 				   tail);
+	} else if (!ret && report &&
+		   (pt_strbuf_add(report, out.buf, out.len) ||
+		    pt_strbuf_add(report, errout.buf, errout.len))) {
+		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
 	}
 out:
 	pt_child_release(&c);
@@ -687,7 +799,8 @@ out:
 /* Run number `i`: the candidate and, with a reference, the reference too,
  * under one hold of the benchmark lock, in alternating order. */
 static int run_once(struct measure *ms, int i, double *time_ms,
-		    double *ref_ms, struct pt_error *err)
+		    double *ref_ms, struct pt_strbuf *report,
+		    struct pt_error *err)
 {
 	struct pt_strbuf cand = PT_STRBUF_INIT;
 	struct pt_lock lk = PT_LOCK_INIT;
@@ -702,16 +815,177 @@ static int run_once(struct measure *ms, int i, double *time_ms,
 			      ms->o->lock_timeout_ms : -1, &lk, err)))
 		goto out;
 	if (ref && *ref && i % 2 == 0 &&
-	    (ret = run_binary(ms, ref, ref_ms, err)))
+	    (ret = run_binary(ms, ref, ref_ms, NULL, err)))
 		goto out;
-	if ((ret = run_binary(ms, cand.buf, time_ms, err)))
+	if ((ret = run_binary(ms, cand.buf, time_ms, report, err)))
 		goto out;
 	if (ref && *ref && i % 2 == 1)
-		ret = run_binary(ms, ref, ref_ms, err);
+		ret = run_binary(ms, ref, ref_ms, NULL, err);
 out:
 	pt_lock_release(&lk);
 	pt_strbuf_release(&cand);
 	return ret;
+}
+
+/* --- the profiler's report ------------------------------------------------ */
+
+/* A count the report prints: 0 unless a finite number >= 0. */
+static double report_count(const char *s)
+{
+	double v = strtod(s, NULL);
+
+	return isfinite(v) && v >= 0 ? v : 0;
+}
+
+/* A Func's line of the report: "  NAME: <spaces>MSms <spaces>(P%) ..."
+ * with, for Funcs that allocate, "num: N" further on (over all runs). */
+static int parse_func_line(const char *line, size_t len, double runs,
+			   struct pt_measure_func *f)
+{
+	char buf[512];
+	const char *sep, *num;
+	char *end;
+	double ms;
+
+	if (len >= sizeof(buf) || len < 3 || line[0] != ' ' ||
+	    line[1] != ' ' || line[2] == ' ')
+		return -1;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	for (sep = strstr(buf + 2, ": "); sep; sep = strstr(sep + 1, ": ")) {
+		ms = strtod(sep + 2, &end);
+		if (end != sep + 2 && !strncmp(end, "ms", 2) && isfinite(ms) &&
+		    ms >= 0)
+			break;
+	}
+	if (!sep || sep == buf + 2 ||
+	    (size_t)(sep - buf - 2) >= sizeof(f->name))
+		return -1;
+	memset(f, 0, sizeof(*f));
+	memcpy(f->name, buf + 2, (size_t)(sep - buf - 2));
+	f->ms = ms;
+	if ((num = strstr(end, " num: ")) != NULL)
+		f->allocs = report_count(num + 6) / runs;
+	return 0;
+}
+
+int pt_measure_parse_profile(const char *text, struct pt_measure_func **out,
+			     int *n, double *heap_allocs)
+{
+	struct pt_measure_func *v = NULL, *nv;
+	const char *line = text, *p;
+	double runs = 0;
+	int cap = 0, count = 0, in_report = 0;
+
+	*out = NULL;
+	*n = 0;
+	*heap_allocs = 0;
+	while (*line) {
+		const char *nl = strchr(line, '\n'), *next;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		next = line + len + (nl ? 1 : 0);
+		/* RunGen prefixes what each halide_print() call prints */
+		if (!strncmp(line, PRINT_PREFIX, strlen(PRINT_PREFIX))) {
+			line += strlen(PRINT_PREFIX);
+			len -= strlen(PRINT_PREFIX);
+		}
+		if (!in_report) {
+			/* " total time: T ms  samples: S  runs: R ..." */
+			if (!strncmp(line, " total time: ", 13) &&
+			    (p = strstr(line, "  runs: ")) != NULL &&
+			    (!nl || p < nl)) {
+				runs = report_count(p + 8);
+				in_report = runs > 0 && runs < 1e15;
+			}
+		} else if (!strncmp(line, " heap allocations: ", 19)) {
+			*heap_allocs = report_count(line + 19) / runs;
+		} else if (!strncmp(line, " average threads used: ", 23)) {
+			;
+		} else {
+			if (count == cap) {
+				cap = cap ? 2 * cap : 32;
+				nv = realloc(v, (size_t)cap * sizeof(*v));
+				if (!nv) {
+					free(v);
+					return PT_ENOMEM;
+				}
+				v = nv;
+			}
+			if (parse_func_line(line, len, runs, &v[count]))
+				break;  /* the end of the report */
+			count++;
+		}
+		line = next;
+	}
+	if (!in_report) {
+		free(v);
+		return PT_EFORMAT;
+	}
+	*out = v;
+	*n = count;
+	return 0;
+}
+
+/* Add one run's report to res (the first run's Funcs, then the same Funcs
+ * in the same order). */
+static int add_profile(struct pt_measure_result *res, const char *report,
+		       struct pt_error *err)
+{
+	struct pt_measure_func *f;
+	double heap;
+	int n, i, ret;
+
+	if ((ret = pt_measure_parse_profile(report, &f, &n, &heap)))
+		return pt_error_set(err, ret, ret == PT_EFORMAT ?
+				    "running the benchmark: no report of Halide's profiler in RunGen's output" :
+				    "out of memory");
+	if (!res->funcs) {
+		res->funcs = f;
+		res->nfuncs = n;
+		res->heap_allocs = heap;
+		return 0;
+	}
+	for (i = 0; i < n && n == res->nfuncs; i++)
+		if (strcmp(f[i].name, res->funcs[i].name))
+			break;
+	if (i < n || n != res->nfuncs) {
+		free(f);
+		return pt_error_set(err, PT_EIO,
+				    "running the benchmark: the profiler reported other Funcs in another run");
+	}
+	for (i = 0; i < n; i++) {
+		res->funcs[i].ms += f[i].ms;
+		res->funcs[i].allocs += f[i].allocs;
+	}
+	res->heap_allocs += heap;
+	free(f);
+	return 0;
+}
+
+/* The runs' mean, and each Func's share of the sum. */
+static void finish_profile(struct pt_measure_result *res, int runs)
+{
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < res->nfuncs; i++) {
+		res->funcs[i].ms /= runs;
+		res->funcs[i].allocs /= runs;
+		sum += res->funcs[i].ms;
+	}
+	res->heap_allocs /= runs;
+	for (i = 0; i < res->nfuncs; i++)
+		res->funcs[i].share = sum > 0 ? res->funcs[i].ms / sum : 0;
+}
+
+void pt_measure_result_release(struct pt_measure_result *res)
+{
+	if (!res)
+		return;
+	free(res->funcs);
+	res->funcs = NULL;
+	res->nfuncs = 0;
 }
 
 int pt_measure(const struct pt_model *m, const char *sched_text,
@@ -719,7 +993,8 @@ int pt_measure(const struct pt_model *m, const char *sched_text,
 	       struct pt_measure_result *res, struct pt_error *err)
 {
 	struct measure ms;
-	struct pt_strbuf path = PT_STRBUF_INIT;
+	struct pt_strbuf path = PT_STRBUF_INIT, text = PT_STRBUF_INIT;
+	struct pt_strbuf report = PT_STRBUF_INIT;
 	struct pt_lock clk = PT_LOCK_INIT;
 	double *times = NULL;
 	long long t0;
@@ -730,6 +1005,9 @@ int pt_measure(const struct pt_model *m, const char *sched_text,
 	    !*opts->cache_dir || !opts->plugin_path || !*opts->plugin_path)
 		return pt_error_set(err, PT_EINVAL,
 				    "pt_measure needs a model, a schedule, a cache directory and the plugin");
+	if (opts->profile && opts->reference && *opts->reference)
+		return pt_error_set(err, PT_EINVAL,
+				    "a profiled build is not timed against a reference");
 	memset(&ms, 0, sizeof(ms));
 	ms.m = m;
 	ms.o = opts;
@@ -749,7 +1027,8 @@ int pt_measure(const struct pt_model *m, const char *sched_text,
 		ret = pt_error_set(err, PT_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((ret = write_file(path.buf, sched_text, strlen(sched_text), err)))
+	if ((ret = sched_for_run(m, opts->profile, sched_text, &text, err)) ||
+	    (ret = write_file(path.buf, text.buf, text.len, err)))
 		goto out;
 
 	/* Compiles hold the benchmark lock shared: any number of them at
@@ -771,10 +1050,16 @@ int pt_measure(const struct pt_model *m, const char *sched_text,
 		goto out;
 	res->compile_ms = (double)(pt_time_now_ms() - t0);
 
-	for (i = 0; i < runs; i++)
+	for (i = 0; i < runs; i++) {
+		pt_strbuf_reset(&report);
 		if ((ret = run_once(&ms, i, &times[i], &times[2 * runs + i],
-				    err)))
+				    opts->profile ? &report : NULL, err)) ||
+		    (opts->profile && (ret = add_profile(res, report.buf,
+							   err))))
 			goto out;
+	}
+	if (opts->profile)
+		finish_profile(res, runs);
 	res->runs = runs;
 	if (opts->reference && *opts->reference) {
 		for (i = 0; i < runs; i++)
@@ -795,9 +1080,12 @@ out:
 	if (ret) {
 		res->median_ms = res->min_ms = res->max_ms = 0;
 		res->runs = 0;
+		pt_measure_result_release(res);
 	}
 	free(times);
 	pt_strbuf_release(&path);
+	pt_strbuf_release(&text);
+	pt_strbuf_release(&report);
 	pt_strbuf_release(&ms.rungen_main);
 	return ret;
 }

@@ -17,7 +17,14 @@
  * arguments or the machine (no compiler, RunGenMain.cpp missing, a link
  * that fails, an unwritable directory).
  *
- * Ownership: options are borrowed for the call; the result is plain data.
+ * When the target pt_measure() builds for differs from the model's (no
+ * no_runtime, the profile feature added), the schedule's key is rewritten
+ * to the key of the model with that target: the pipeline the generator
+ * sees then. A profiled build (opts->profile) also yields each Func's
+ * share of the time, read from the report of Halide's profiler.
+ *
+ * Ownership: options are borrowed for the call; the result owns its Funcs
+ * (pt_measure_result_release()) and is plain data otherwise.
  * The temporary directory is removed unless opts->keep_dir. No global
  * state; concurrent calls are safe (benchmark runs take the machine-wide
  * lock named by opts->lock_path when set, see pt_lock.h, and the generator
@@ -55,6 +62,22 @@ struct pt_measure_opts {
 				    * result has the ratio of the two: a
 				    * figure that drifts much less than
 				    * either time on a shared machine. */
+	int profile;               /* build with Halide's profiler (the
+				    * target's `profile` feature) and report
+				    * the time of each Func (res->funcs);
+				    * the times then include the profiler's
+				    * overhead. Not with a reference. */
+};
+
+/* One Func of a profiled run, as Halide's profiler reports it, averaged
+ * over the runs. */
+struct pt_measure_func {
+	char name[128];            /* the Func's name (or the profiler's
+				    * own slots: "overhead", "halide_malloc",
+				    * "halide_free") */
+	double ms;                 /* time per iteration of the pipeline */
+	double share;              /* of the sum over the Funcs reported */
+	double allocs;             /* heap allocations per iteration */
 };
 
 struct pt_measure_result {
@@ -66,11 +89,28 @@ struct pt_measure_result {
 				    * runs of candidate / reference; else 0 */
 	double ref_median_ms;      /* the reference's median, or 0 */
 	char dir[4096];            /* the temporary directory (when kept) */
+	struct pt_measure_func *funcs;  /* with opts->profile: the Funcs in
+					 * the profiler's order; owned,
+					 * NULL otherwise */
+	int nfuncs;
+	double heap_allocs;        /* with opts->profile: the pipeline's heap
+				    * allocations per iteration */
 };
 
 int pt_measure(const struct pt_model *m, const char *sched_text,
 	       const struct pt_measure_opts *opts,
 	       struct pt_measure_result *res, struct pt_error *err);
+
+/* Free what a result owns (res->funcs); the result stays valid, without
+ * Funcs. Safe on a result pt_measure() failed to fill. */
+void pt_measure_result_release(struct pt_measure_result *res);
+
+/* Parse the report Halide's profiler prints at exit (`text`, RunGen's
+ * output) into *out (malloc'd, *n entries) and the pipeline's heap
+ * allocations per iteration. PT_EFORMAT when the text holds no report,
+ * PT_ENOMEM. */
+int pt_measure_parse_profile(const char *text, struct pt_measure_func **out,
+			     int *n, double *heap_allocs);
 
 /* The path of RunGenMain.o for this machine under cache_dir, compiling it
  * first (under a lock, atomically renamed into place) when it is missing.
@@ -86,7 +126,8 @@ int pt_measure_rungen_main(const char *cache_dir, const char *cxx,
  *     -o OUT_DIR -e static_library,h,registration -n cand -p PLUGIN
  *     -s ProTune auto_schedule=true -t 0 target=TARGET
  * where TARGET is m->target without the no_runtime feature (the benchmark
- * links no other runtime). PT_EINVAL for an argv that cannot be re-run (no
+ * links no other runtime), its features in Halide's order (by name).
+ * PT_EINVAL for an argv that cannot be re-run (no
  * argv, a relative program path with a '/', a runtime-only -r run, a flag
  * without its value, no target in the model). */
 int pt_measure_rewrite_argv(const struct pt_model *m, const char *out_dir,

@@ -324,6 +324,42 @@ test_expect_success MODEL 'measure --reference times a reference alongside' '
 	test_grep "cannot run .*no-such" err
 '
 
+# Halide's profiler reports each Func the schedule computes (the inlined
+# ones are part of their consumers), and the shares add up to the whole.
+test_expect_success MODEL 'measure --profile reports the time of each Func' '
+	protune measure blur.model base.sched --runs 2 --min-time 0.01 \
+		--cache-dir "$cache" --profile >prof &&
+	cat prof &&
+	awk "NR == 1 && (NF != 5 || !(\$1 > 0) || \$4 != 2) { exit 1 }" prof &&
+	protune key blur.model >key &&
+	sed -n "s/^func \(f[0-9]*\) root$/\1/p" base.sched >roots &&
+	test -s roots &&
+	for f in $(cat roots); do
+		label=$(awk -v f="$f.0" "\$1 == f { print \$3 }" key) &&
+		test -n "$label" &&
+		awk -v l="$label" "\$1 == l && \$2 >= 0 { ok = 1 } END { exit !ok }" prof ||
+		return 1
+	done &&
+	awk "/^func / { t = 1; next } /^\(pipeline\)/ { t = 0 }
+	     t && NF == 4 { sub(\"%\", \"\", \$3); s += \$3 }
+	     END { exit !(s > 99.5 && s < 100.5) }" prof &&
+	test_expect_code 2 protune measure blur.model base.sched \
+		--profile --reference "$PWD/ref.rungen" 2>err &&
+	test_grep "do not go together" err
+'
+
+# A model recorded for a build without a runtime of its own: the benchmark
+# builds with one, and the schedule is applied under that pipeline's key.
+test_expect_success MODEL 'measure builds a no_runtime model with a runtime' '
+	sed "s/^target \"\(.*\)\"$/target \"\1-no_runtime\"/" blur.model >nort.model &&
+	test_grep "no_runtime" nort.model &&
+	sed "s/^key .*/key $(protune key nort.model | head -n 1)/" base.sched >nort.sched &&
+	protune check nort.model nort.sched &&
+	protune measure nort.model nort.sched --runs 1 --min-time 0.01 \
+		--cache-dir "$cache" >time &&
+	awk "NF != 5 || !(\$1 > 0) { exit 1 }" time
+'
+
 test_expect_success MODEL 'measure: a missing plugin is named before the generator runs' '
 	test_expect_code 1 protune measure blur.model base.sched \
 		--cache-dir "$cache" --plugin ./no-such.so >out 2>err &&

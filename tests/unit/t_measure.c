@@ -83,6 +83,9 @@ PT_TEST(rewrite_argv)
 		      "gen -g g " OURS "target=x86-64-linux-avx2-sse41");
 	check_rewrite("x86-64-linux-no_runtime", bare,
 		      "gen -g g " OURS "target=x86-64-linux");
+	/* Features in Halide's order (by name), as the key was computed. */
+	check_rewrite("x86-64-linux-sse41-avx2-fma", bare,
+		      "gen -g g " OURS "target=x86-64-linux-avx2-fma-sse41");
 }
 
 static int rewrite_fails(const char *target, const char *const *argv,
@@ -120,6 +123,56 @@ PT_TEST(rewrite_argv_refuses)
 	PT_CHECK_INT(rewrite_fails("x86-64-linux", dangling, "without its value"),
 		     PT_EINVAL);
 	PT_CHECK_INT(rewrite_fails("", ok, "no target"), PT_EINVAL);
+}
+
+/* What RunGen prints of a profiled pipeline (halide_print() prefixes
+ * each call's text; the header is one call), 4 runs. */
+static const char profile_report[] =
+	"blur  BEST_TIME_MSEC_PER_ITER  1.5\n"
+	"halide_print: blur\n"
+	" total time: 6.000000 ms  samples: 60  runs: 4  time/run: 1.500000 ms\n"
+	" average threads used: 1.900000\n"
+	" heap allocations: 8  peak heap usage: 4096 bytes\n"
+	"halide_print:   halide_malloc:         0.010ms   (0%)    threads: 2.000 \n"
+	"halide_print:   blur_x:                1.000ms   (66%)   threads: 1.900  peak: 4096     num: 8         avg: 4096\n"
+	"halide_print:   f: g:                  0.490ms   (32%)   threads: 1.800  stack: 64\n"
+	"blur  SAMPLES  3\n";
+
+PT_TEST(parse_profile)
+{
+	struct pt_measure_func *f = NULL;
+	double heap = -1;
+	int n = -1;
+
+	PT_REQUIRE(pt_measure_parse_profile(profile_report, &f, &n, &heap) ==
+		   0);
+	PT_REQUIRE(PT_CHECK_INT(n, 3));
+	PT_CHECK_STR(f[0].name, "halide_malloc");
+	PT_CHECK(fabs(f[0].ms - 0.01) < 1e-12);
+	PT_CHECK_STR(f[1].name, "blur_x");
+	PT_CHECK(fabs(f[1].ms - 1.0) < 1e-12);
+	PT_CHECK(fabs(f[1].allocs - 2.0) < 1e-12);  /* 8 over 4 runs */
+	PT_CHECK_STR(f[2].name, "f: g");  /* the last ": " before the time */
+	PT_CHECK(fabs(f[2].ms - 0.49) < 1e-12);
+	PT_CHECK(f[2].allocs == 0);
+	PT_CHECK(fabs(heap - 2.0) < 1e-12);
+	free(f);
+
+	/* The header alone: a report without Funcs. */
+	PT_CHECK_INT(pt_measure_parse_profile(
+			     " total time: 0.000000 ms  samples: 0  runs: 2  time/run: 0 ms\n"
+			     " heap allocations: 0  peak heap usage: 0 bytes\n",
+			     &f, &n, &heap), 0);
+	PT_CHECK_INT(n, 0);
+	free(f);
+	/* No report at all, or one of no runs. */
+	PT_CHECK_INT(pt_measure_parse_profile("blur BEST_TIME_MSEC_PER_ITER 1\n",
+					      &f, &n, &heap), PT_EFORMAT);
+	PT_CHECK(f == NULL);
+	PT_CHECK_INT(pt_measure_parse_profile(
+			     " total time: 0 ms  samples: 0  runs: 0  time/run: 0 ms\n",
+			     &f, &n, &heap), PT_EFORMAT);
+	PT_CHECK_INT(pt_measure_parse_profile("", &f, &n, &heap), PT_EFORMAT);
 }
 
 PT_TEST(median)
@@ -310,6 +363,7 @@ PT_SUITE(measure,
 	 { "rewrite the generator command", rewrite_argv },
 	 { "refuse commands that cannot be re-run", rewrite_argv_refuses },
 	 { "median", median },
+	 { "the profiler's report", parse_profile },
 	 { "RunGenMain.o is compiled once", rungen_main_cached },
 	 { "RunGenMain.o errors", rungen_main_errors },
 	 { "a generator failure is an error with its reason",
