@@ -258,17 +258,6 @@ out:
 
 static int rewrite_argv(const struct pt_model *m, const char *out_dir,
 			const char *plugin_path, int profile,
-			struct pt_strvec *out, struct pt_error *err);
-
-int pt_measure_rewrite_argv(const struct pt_model *m, const char *out_dir,
-			    const char *plugin_path, struct pt_strvec *out,
-			    struct pt_error *err)
-{
-	return rewrite_argv(m, out_dir, plugin_path, 0, out, err);
-}
-
-static int rewrite_argv(const struct pt_model *m, const char *out_dir,
-			const char *plugin_path, int profile,
 			struct pt_strvec *out, struct pt_error *err)
 {
 	struct pt_strvec v = PT_STRVEC_INIT;
@@ -334,6 +323,13 @@ fail:
 	pt_strvec_release(&v);
 	pt_strbuf_release(&target);
 	return ret;
+}
+
+int pt_measure_rewrite_argv(const struct pt_model *m, const char *out_dir,
+			    const char *plugin_path, struct pt_strvec *out,
+			    struct pt_error *err)
+{
+	return rewrite_argv(m, out_dir, plugin_path, 0, out, err);
 }
 
 /* --- statistics -------------------------------------------------------- */
@@ -900,9 +896,8 @@ int pt_measure_parse_profile(const char *text, struct pt_measure_func **out,
 			}
 		} else if (!strncmp(line, " heap allocations: ", 19)) {
 			*heap_allocs = report_count(line + 19) / runs;
-		} else if (!strncmp(line, " average threads used: ", 23)) {
-			;
-		} else {
+		} else if (strncmp(line, " average threads used: ", 23)) {
+			/* a Func's line (the threads line is skipped) */
 			if (count == cap) {
 				cap = cap ? 2 * cap : 32;
 				nv = realloc(v, (size_t)cap * sizeof(*v));
@@ -946,10 +941,10 @@ static int add_profile(struct pt_measure_result *res, const char *report,
 		res->heap_allocs = heap;
 		return 0;
 	}
-	for (i = 0; i < n && n == res->nfuncs; i++)
+	for (i = 0; n == res->nfuncs && i < n; i++)
 		if (strcmp(f[i].name, res->funcs[i].name))
 			break;
-	if (i < n || n != res->nfuncs) {
+	if (n != res->nfuncs || i < n) {
 		free(f);
 		return pt_error_set(err, PT_EIO,
 				    "running the benchmark: the profiler reported other Funcs in another run");
