@@ -19,6 +19,11 @@
 # 2. Speed: random complete schedules drawn from the space, turned into
 #    schedules, featurized and costed, per second on one thread, for the
 #    stencil chain and local Laplacian: bench/out/costmodel-speed.tsv.
+#    Beside it, the figure Adams et al. 2019 give (about 9 us a schedule,
+#    §6): their beam search's candidates, partial schedules each one
+#    decision from its parent, generated, featurized and costed. Here the
+#    same search (`protune tune --search beam`, beam 32, five passes, one
+#    thread): its wall clock over the states it priced, us_beam_state.
 #
 #   costmodel.sh [DATA_DIR]    (default: $PT_SRCDIR/tuner/train)
 set -eu
@@ -44,18 +49,27 @@ for m in amd spr; do
 		--eval "$out/costmodel-$m-shipped.tsv"
 done
 
-printf 'example\tstates\tus_draw\tus_draw_sched\tus_draw_sched_cost\tschedules_per_s\n' \
+printf 'example\tstates\tus_draw\tus_draw_sched\tus_draw_sched_cost\tschedules_per_s\tbeam_states\tus_beam_state\n' \
 	>"$out/costmodel-speed.tsv"
 for ex in stencil_chain local_laplacian; do
 	line=$(PROTUNE_COST_MODEL=$PT_SRCDIR/tuner/default.cost \
 		protune space "$data/models/$ex.model" --bench "$n")
 	echo "  $ex: $line"
+	# "protune: tune beam: ..., 71920 states priced in all (19.6 us
+	# each), ..."
+	beam=$(protune tune "$data/models/$ex.model" --search beam \
+		--threads 1 --budget 3600 \
+		--cost-model "$PT_SRCDIR/tuner/default.cost" 2>&1 >/dev/null |
+		sed -n 's/.* \([0-9]*\) states priced in all (\([0-9.]*\) us each).*/\1 \2/p')
+	[ -n "$beam" ] || { echo "costmodel.sh: no beam search figure for $ex" >&2; exit 1; }
+	echo "  $ex: beam search: $beam (states, us each)"
 	# "... 12.3 us each; with the schedule: ... 45.6 us each; featurized
 	# and costed too: ... 78.9 us each"
-	echo "$line" | awk -v ex="$ex" -v n="$n" '{
+	echo "$line" | awk -v ex="$ex" -v n="$n" -v beam="$beam" '{
 		k = 0
 		for (i = 1; i <= NF; i++) if ($(i+1) == "us") us[++k] = $i
-		printf "%s\t%d\t%s\t%s\t%s\t%.0f\n", ex, n, us[1], us[2], us[3], 1e6 / us[3]
+		split(beam, b, " ")
+		printf "%s\t%d\t%s\t%s\t%s\t%.0f\t%s\t%s\n", ex, n, us[1], us[2], us[3], 1e6 / us[3], b[1], b[2]
 	}' >>"$out/costmodel-speed.tsv"
 done
 echo "wrote $out/costmodel.tsv and $out/costmodel-speed.tsv"

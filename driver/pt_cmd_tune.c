@@ -381,10 +381,12 @@ static int cmd_tune(int argc, char **argv)
 		goto out;
 	}
 	if (!a.quiet) {
-		fprintf(stderr, "protune: tune %s: %ld decisions, %ld complete schedules priced (%.0f/s), %ld nodes, best cost %.6g",
+		fprintf(stderr, "protune: tune %s: %ld decisions, %ld complete schedules priced (%.0f/s), %ld states priced in all (%.1f us each), %ld nodes, best cost %.6g",
 			pt_search_algo_name(a.to.search.algo), r.decisions,
 			r.iterations,
 			r.elapsed_s > 0 ? r.iterations / r.elapsed_s : 0.0,
+			r.priced,
+			r.priced > 0 ? 1e6 * r.elapsed_s / r.priced : 0.0,
 			r.nodes, r.predicted_ms);
 		if (r.measured_ms >= 0)
 			fprintf(stderr, ", measured %.4g ms (%ld candidates timed)",

@@ -780,6 +780,9 @@ struct walk {
 	/* per Func (NULL, or indices >= INL_MAX: none): its buffer lives
 	 * in registers inside the costed stage (promoted()) */
 	const unsigned char *reg;
+	/* Funcs below it are not decided yet (a partial state): their
+	 * rows are 0, but they are at root, not inlined */
+	int first;
 	/* per dim of the costed stage: the loop that Halide partitions for
 	 * a clamp of a coordinate moving with it, as a position in the nest
 	 * from root, and the share of the points in one boundary iteration
@@ -1222,7 +1225,7 @@ static void walk_stage(struct walk *w, int s, const struct dep *in, int nin,
 			compose(w, g, in, nin, buf);
 			dep = buf;
 		}
-		if (g->through && depth < 32 &&
+		if (g->through && depth < 32 && g->producer >= w->first &&
 		    is_inlined(w->rows, w->m, g->producer)) {
 			walk_stage(w, w->m->funcs[g->producer].first_stage,
 				   dep, g->n, mult * g->cnt, depth + 1);
@@ -1258,7 +1261,8 @@ static unsigned site_mask(const struct walk *w, int c, int f, int depth)
 			continue;
 		if (g->producer == f)
 			reads = 1;
-		else if (g->through && is_inlined(w->rows, w->m, g->producer))
+		else if (g->through && g->producer >= w->first &&
+			 is_inlined(w->rows, w->m, g->producer))
 			reads = site_mask(w, w->m->funcs[g->producer].first_stage,
 					  f, depth + 1) != 0;
 		if (reads)
@@ -1272,7 +1276,7 @@ static unsigned site_mask(const struct walk *w, int c, int f, int depth)
  * counts (no hoisting) for a stage too large to walk. */
 static void load_terms(const struct pt_cost_prep *p,
 		       const struct pt_features *fx, const double *rows,
-		       int s, double eff, const unsigned char *reg,
+		       int first, int s, double eff, const unsigned char *reg,
 		       double *terms)
 {
 	const struct pt_model *m = p->m;
@@ -1288,6 +1292,7 @@ static void load_terms(const struct pt_cost_prep *p,
 	w.rows = rows;
 	w.vbytes = p->vbytes;
 	w.reg = reg;
+	w.first = first;
 	w.budget = WALK_BUDGET;
 	w.nloops = pt_features_loops(fx, s, &w.loops);
 	w.vec = -1;
@@ -1834,16 +1839,34 @@ static double heap_faults(const struct pt_cost_prep *p,
 	return mapped + ceil(h.faults / PAGE_BYTES);
 }
 
+static void stage_terms(const struct pt_cost_prep *p,
+			const struct pt_features *fx, const double *rows,
+			int first, double *terms, double *per);
+
 void pt_cost_terms(const struct pt_cost_prep *p,
 		   const struct pt_features *fx, const double *rows,
 		   double *terms)
 {
-	pt_cost_stage_terms(p, fx, rows, terms, NULL);
+	stage_terms(p, fx, rows, 0, terms, NULL);
+}
+
+void pt_cost_terms_partial(const struct pt_cost_prep *p,
+			   const struct pt_features *fx, const double *rows,
+			   int first_func, double *terms)
+{
+	stage_terms(p, fx, rows, first_func, terms, NULL);
 }
 
 void pt_cost_stage_terms(const struct pt_cost_prep *p,
 			 const struct pt_features *fx, const double *rows,
 			 double *terms, double *per)
+{
+	stage_terms(p, fx, rows, 0, terms, per);
+}
+
+static void stage_terms(const struct pt_cost_prep *p,
+			const struct pt_features *fx, const double *rows,
+			int first, double *terms, double *per)
 {
 	const struct pt_model *m = p->m;
 	double cores = p->cores, inl_eff[INL_MAX];
@@ -1905,7 +1928,7 @@ void pt_cost_stage_terms(const struct pt_cost_prep *p,
 		t[PT_TERM_STAGES] += 1;
 		t[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
 		t[PT_TERM_SCALAR_OPS] += ns * scal / eff;
-		load_terms(p, fx, rows, s, eff, reg, t);
+		load_terms(p, fx, rows, first, s, eff, reg, t);
 		if (!(st->func < INL_MAX && reg[st->func]))
 			t[PT_TERM_STORES] += (nv * sregs + ns) / eff;
 		{

@@ -104,7 +104,8 @@ static int eval_model_cost(void *ctx, int thread,
 			if (m->stages[i].func < next)
 				memset(&et->rows[(size_t)i * PT_FEAT_COUNT], 0,
 				       PT_FEAT_COUNT * sizeof(double));
-	pt_cost_terms(ev->prep, et->fx, et->rows, terms);
+	pt_cost_terms_partial(ev->prep, et->fx, et->rows, next < 0 ? 0 : next,
+			      terms);
 	*cost = pt_cost_predict(ev->cost, terms);
 	if (!(*cost >= 0 && *cost < PT_SEARCH_INVALID))
 		*cost = PT_SEARCH_INVALID;
@@ -190,6 +191,7 @@ int ps_cost(struct ps_run *r, int t, const struct pt_space_state *st,
 {
 	int ret = r->o->eval.cost(r->o->eval.ctx, t, st, cost);
 
+	r->th[t].priced++;
 	if (!ret && !(*cost >= 0 && *cost < PT_SEARCH_INVALID))
 		*cost = PT_SEARCH_INVALID;
 	return ret;
@@ -576,7 +578,7 @@ static uint64_t str_hash(const char *s)
 static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
 		       int d, uint64_t *out)
 {
-	struct pt_sched *s = NULL;
+	const struct pt_sched *s = NULL;
 	int next = -1, f, k, i, ret;
 	uint64_t h = (uint64_t)d;
 
@@ -584,7 +586,8 @@ static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
 		*out = mix(h, ps_hash(st, r->ssz));
 		return 0;
 	}
-	if ((ret = pt_space_sched(r->sp, st, &s)))
+	/* Only the search's thread hashes: its work area's schedule. */
+	if ((ret = pt_space_sched_scratch(r->sp, st, r->th[0].w, &s)))
 		return ret;
 	if (!pt_space_complete(r->sp, st))
 		pt_space_next(r->sp, st, &next, NULL, NULL);
@@ -617,7 +620,6 @@ static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
 			h = mix(h, (uint64_t)splits);
 		}
 	}
-	pt_sched_free(s);
 	*out = h;
 	return 0;
 }
@@ -1131,6 +1133,8 @@ int pt_search(const struct pt_space *sp, const struct pt_search_opts *o,
 	res->nodes = r.nodes;
 	res->measured = r.measured;
 	res->invalid = r.invalid;
+	for (i = 0; i < r.threads; i++)
+		res->priced += r.th[i].priced;
 	res->out_of_time = r.out_of_time;
 	res->elapsed_s = ps_now() - r.t0;
 	if (r.warm_path) {

@@ -16,6 +16,7 @@ struct ps_thread {
 	struct pt_space_state **kids;         /* children buffer (greedy) */
 	size_t nkids, capkids;
 	int err;                              /* first error in the thread */
+	long priced;                          /* states it priced */
 };
 
 struct ps_run {

@@ -641,6 +641,7 @@ static int tune_search(const struct pt_model *m, const struct pt_tune_opts *o,
 	pt_strvec_clear(&s->meta);
 	memcpy(s->key, m->key, sizeof(s->key));
 	r->iterations = sr.simulations;
+	r->priced = sr.priced;
 	r->decisions = sr.decisions;
 	r->nodes = sr.nodes;
 	r->measured = sr.measured;

@@ -165,6 +165,8 @@ struct pt_search_result {
 	double cost;                 /* its cost */
 	double measured_ms;          /* its measured time, < 0: not measured */
 	long decisions, simulations, nodes, measured, invalid;
+	long priced;                 /* states priced, complete or partial
+				      * (the beam's candidates) */
 	double elapsed_s;
 	int out_of_time;             /* the budget ran out mid-search */
 	/* The warm start's first state (NULL after a cold start; free())

@@ -124,6 +124,7 @@ struct pt_tune_result {
 				  * budget, seed, iterations, predicted cost,
 				  * measured_ms when measured, stage_hashes */
 	long iterations;
+	long priced;             /* states priced, complete or partial */
 	long decisions, nodes, measured;
 	double predicted_ms;     /* the cost model's figure (arbitrary units);
 				  * < 0: unknown (no cost model) */

@@ -266,7 +266,7 @@ static int same_result(struct fix *f, struct pt_search_opts *o,
 	}
 	same = !memcmp(a.best, b.best, f->ssz) && a.cost == b.cost &&
 	       a.simulations == b.simulations && a.nodes == b.nodes &&
-	       a.decisions == b.decisions;
+	       a.decisions == b.decisions && a.priced == b.priced;
 	*cost = a.cost;
 	pt_search_result_release(&a);
 	pt_search_result_release(&b);
@@ -296,6 +296,59 @@ PT_TEST(deterministic_whatever_the_threads)
 	o.iterations = 0;
 	o.budget_s = 600;
 	PT_CHECK(same_result(&f, &o, &c1));
+	fix_close(&f);
+}
+
+/* hash_cost, counting its calls (one thread). */
+struct counting {
+	struct fix *f;
+	long calls;
+};
+
+static int counted_cost(void *ctx, int thread,
+			const struct pt_space_state *st, double *cost)
+{
+	struct counting *c = ctx;
+
+	c->calls++;
+	return hash_cost(c->f, thread, st, cost);
+}
+
+PT_TEST(priced_counts_every_state_priced)
+{
+	static const enum pt_search_algo algos[] = {
+		PT_SEARCH_MCTS, PT_SEARCH_BEAM, PT_SEARCH_GREEDY,
+		PT_SEARCH_RANDOM
+	};
+	struct fix f;
+	struct counting c;
+	struct pt_search_opts o;
+	struct pt_search_result r;
+	size_t i;
+
+	PT_REQUIRE(!fix_open(&f, "unsharp", 3, 0));
+	c.f = &f;
+	for (i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
+		opts(&o, &f, counted_cost);
+		o.eval.ctx = &c;
+		o.algo = algos[i];
+		o.trees = 2;
+		o.greedy_trees = 1;
+		o.beam = 4;
+		o.passes = 2;
+		if (o.algo == PT_SEARCH_MCTS || o.algo == PT_SEARCH_RANDOM)
+			o.iterations = 30;
+		else
+			o.budget_s = 600;
+		c.calls = 0;
+		PT_REQUIRE(!pt_search(f.sp, &o, &r, NULL));
+		PT_CHECK(r.priced == c.calls);
+		PT_CHECK(r.priced >= r.simulations);
+		/* The beam prices partial states too: many more. */
+		if (o.algo == PT_SEARCH_BEAM)
+			PT_CHECK(r.priced > 2 * r.simulations);
+		pt_search_result_release(&r);
+	}
 	fix_close(&f);
 }
 
@@ -408,6 +461,8 @@ PT_SUITE(search,
 	 { "same seed and counts, same result on 1 and 2 threads",
 	   deterministic_whatever_the_threads },
 	 { "the node cap holds", node_cap_holds },
+	 { "priced counts every state priced",
+	   priced_counts_every_state_priced },
 	 { "cost+real answers the fastest measured",
 	   cost_real_answers_the_fastest_measured },
 	 { "bad options", bad_options });
