@@ -895,11 +895,17 @@ static int sweep_fits_l1(const struct sweep *sw, int n)
 }
 
 /* How far from the core (0 to 1) the data group g reads lives: its
- * producer's realization (or the input) against L2. */
+ * producer's realization (or the input) against L2. A producer not
+ * decided yet (partial pricing) is taken to be near: it may still be
+ * computed inside the reader's tiles, and pricing what is not decided
+ * optimistically is what the searches' partial states are priced for
+ * (doc/search.md). */
 static double leaf_far(const struct walk *w, const struct cp_group *g)
 {
 	if (!g->func)
 		return g->far;
+	if (g->producer < w->first)
+		return 0;
 	return miss(w->rows[(size_t)w->m->funcs[g->producer].first_stage *
 			    PT_FEAT_COUNT + PT_FEAT_BYTES_AT_REALIZATION],
 		    L2_BYTES);

@@ -1356,7 +1356,7 @@ static void site_run(struct pt_features *fx, int j, int p)
 	}
 }
 
-static void regions(struct pt_features *fx)
+static void regions(struct pt_features *fx, int first)
 {
 	const struct pt_model *m = fx->m;
 	int f, j, p, k;
@@ -1371,7 +1371,7 @@ static void regions(struct pt_features *fx)
 		fn->rc = fn->rs = fn->rt = fn->rroot;
 		fn->prod = fn->real = fn->outer_par = 1;
 	}
-	for (j = fx->nfuncs - 1; j >= 0; j--) {
+	for (j = fx->nfuncs - 1; j >= first; j--) {
 		const struct fx_stage *js;
 		const struct pt_feat_loop *l;
 		double pre = 1, ppre = 1;
@@ -2024,6 +2024,13 @@ static void inlined_counts(struct pt_features *fx, int sidx, double *out)
 int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
 			double *out, struct pt_error *err)
 {
+	return pt_features_compute_partial(fx, s, 0, out, err);
+}
+
+int pt_features_compute_partial(struct pt_features *fx,
+				const struct pt_sched *s, int first,
+				double *out, struct pt_error *err)
+{
 	const struct pt_model *m = fx->m;
 	int f, k, ret;
 
@@ -2031,25 +2038,26 @@ int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
 		return pt_error_set(err, PT_EINVAL, "no schedule");
 	if ((ret = structure(fx, s, err)))
 		return ret;
-	regions(fx);
+	regions(fx, first > 0 ? first : 0);
 	working_sets(fx);
 	/* The rows of inlined Funcs are sums, zeroed first; a feature
 	 * stage_features() leaves unset is 0 rather than what the buffer
 	 * held (it sets them all now; a cheap guard for the next one). */
 	memset(out, 0, (size_t)m->nstages * PT_FEAT_COUNT * sizeof(*out));
-	for (f = 0; f < m->nfuncs; f++)
+	for (f = first > 0 ? first : 0; f < m->nfuncs; f++)
 		for (k = 0; k < m->funcs[f].nstages && !fx->fn[f].inl; k++)
 			stage_features(fx, m->funcs[f].first_stage + k,
 				       &out[(size_t)(m->funcs[f].first_stage +
 						     k) * PT_FEAT_COUNT]);
 	memset(fx->copies, 0, (size_t)m->nfuncs * sizeof(*fx->copies));
 	for (k = 0; k < m->nstages; k++)
-		if (!fx->fn[m->stages[k].func].inl)
+		if (m->stages[k].func >= first &&
+		    !fx->fn[m->stages[k].func].inl)
 			inlined_counts(fx, k, out);
 	for (f = 0; f < m->nfuncs; f++) {
 		double *o;
 
-		if (!fx->fn[f].inl)
+		if (!fx->fn[f].inl || f < first)
 			continue;
 		o = &out[(size_t)m->funcs[f].first_stage * PT_FEAT_COUNT];
 		o[PT_FEAT_POINTS_MINIMUM] =

@@ -79,10 +79,9 @@ static int eval_model_cost(void *ctx, int thread,
 {
 	struct eval_model *ev = ctx;
 	struct eval_thread *et = &ev->t[thread];
-	const struct pt_model *m = ev->m;
 	double terms[PT_TERM_COUNT];
 	const struct pt_sched *s = NULL;
-	int next = -1, i, ret;
+	int next = -1, ret;
 
 	*cost = PT_SEARCH_INVALID;
 	/* Built into the thread's work area: nothing allocated per state. */
@@ -91,19 +90,18 @@ static int eval_model_cost(void *ctx, int thread,
 		return ret;
 	if (ret)
 		return 0;
-	ret = pt_features_compute(et->fx, s, et->rows, NULL);
+	/* A partial state: only the Funcs decided so far (the output side,
+	 * Funcs at and above the next decision's) are featurized and
+	 * priced. */
+	if (pt_space_complete(ev->sp, st) ||
+	    pt_space_next(ev->sp, st, &next, NULL, NULL))
+		next = -1;
+	ret = pt_features_compute_partial(et->fx, s, next < 0 ? 0 : next,
+					  et->rows, NULL);
 	if (ret == PT_ENOMEM)
 		return ret;
 	if (ret)
 		return 0;
-	/* A partial state: only the Funcs decided so far (the output side,
-	 * Funcs at and above the next decision's) are priced. */
-	if (!pt_space_complete(ev->sp, st) &&
-	    !pt_space_next(ev->sp, st, &next, NULL, NULL))
-		for (i = 0; i < m->nstages; i++)
-			if (m->stages[i].func < next)
-				memset(&et->rows[(size_t)i * PT_FEAT_COUNT], 0,
-				       PT_FEAT_COUNT * sizeof(double));
 	pt_cost_terms_partial(ev->prep, et->fx, et->rows, next < 0 ? 0 : next,
 			      terms);
 	*cost = pt_cost_predict(ev->cost, terms);

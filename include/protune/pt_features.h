@@ -157,6 +157,15 @@ const double *pt_features_algo(const struct pt_features *fx, int stage);
 int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
 			double *out, struct pt_error *err);
 
+/* The same for a partial state of the space, whose Funcs below index
+ * `first` are not decided yet (at root in s): their rows are left 0 and
+ * their features are not computed (the decided Funcs' rows do not depend
+ * on them); the rows of the Funcs from `first` on are bit for bit what
+ * pt_features_compute() writes. `first` <= 0 is pt_features_compute(). */
+int pt_features_compute_partial(struct pt_features *fx,
+				const struct pt_sched *s, int first,
+				double *out, struct pt_error *err);
+
 /* One loop of a stage as the last pt_features_compute() saw it, outermost
  * first: the schedule's loop nest (pt_sched_nest()) with the extent of one
  * production of the Func (not the estimate), the stage dim it descends

@@ -1056,6 +1056,122 @@ PT_TEST(transcendental_calls)
 	PT_CHECK(sins[PT_TERM_SCALAR_OPS] == 4096.0 * (1 + 34));
 }
 
+/* Partial states of a search, every depth of random walks from the root:
+ * pt_features_compute_partial() writes the rows pt_features_compute()
+ * writes with the undecided Funcs' rows zeroed, bit for bit; and
+ * pt_cost_terms_partial() prices only the decided Funcs, reading the
+ * undecided ones as buffers (never walked through as if inlined): its
+ * terms are the decided stages' shares (pt_cost_stage_terms()) of the
+ * same schedule with every row computed, in which the undecided Funcs
+ * are root buffers. `pages` is the pipeline's, not a stage's, and is left
+ * out; `strided_loads` is at most the shares', as an undecided Func is
+ * priced as near (it may still be computed in the reader's tiles). */
+static int partial_matches(const char *name, int walks, int *states)
+{
+	struct pt_model *m = pt_test_example(name);
+	struct pt_space *sp = NULL;
+	struct pt_space_work *w = NULL;
+	struct pt_space_state *st = NULL;
+	struct pt_features *fx = NULL;
+	struct pt_cost_prep *prep = NULL;
+	double *full = NULL, *part = NULL, *per = NULL;
+	double tp[PT_TERM_COUNT], tf[PT_TERM_COUNT], sum[PT_TERM_COUNT];
+	uint64_t rng = 7;
+	int ok = 0, i, k, walk, next;
+
+	if (!m || pt_space_new(m, NULL, &sp, NULL) ||
+	    !(w = pt_space_work_new(sp)) || !(st = pt_space_state_new(sp)) ||
+	    pt_features_new(m, &fx, NULL) ||
+	    pt_cost_prep_new(m, fx, &prep, NULL) ||
+	    !(full = calloc((size_t)m->nstages * PT_FEAT_COUNT,
+			    sizeof(double))) ||
+	    !(part = calloc((size_t)m->nstages * PT_FEAT_COUNT,
+			    sizeof(double))) ||
+	    !(per = calloc((size_t)m->nstages * PT_TERM_COUNT,
+			   sizeof(double))))
+		goto out;
+	for (walk = 0; walk < walks; walk++) {
+		if (pt_space_root(sp, w, st))
+			goto out;
+		while (!pt_space_next(sp, st, &next, NULL, NULL)) {
+			const struct pt_sched *s = NULL;
+			size_t row = PT_FEAT_COUNT * sizeof(double);
+
+			if (pt_space_sched_scratch(sp, st, w, &s) ||
+			    pt_features_compute(fx, s, full, NULL))
+				goto out;
+			pt_cost_stage_terms(prep, fx, full, tf, per);
+			if (pt_features_compute_partial(fx, s, next, part,
+							NULL))
+				goto out;
+			pt_cost_terms_partial(prep, fx, part, next, tp);
+			memset(sum, 0, sizeof(sum));
+			for (i = 0; i < m->nstages; i++) {
+				const double *f = &full[i * PT_FEAT_COUNT];
+				const double *q = &part[i * PT_FEAT_COUNT];
+				int decided = m->stages[i].func >= next;
+
+				for (k = 0; !decided && k < PT_FEAT_COUNT &&
+				     q[k] == 0; k++)
+					;
+				if (decided ? memcmp(f, q, row) != 0 :
+				    k < PT_FEAT_COUNT) {
+					fprintf(stderr, "  %s: stage %d's row "
+						"differs (next Func %d)\n",
+						name, i, next);
+					goto out;
+				}
+				for (k = 0; decided && k < PT_TERM_COUNT; k++)
+					sum[k] += per[i * PT_TERM_COUNT + k];
+			}
+			for (k = 0; k < PT_TERM_COUNT; k++)
+				if (k == PT_TERM_STRIDED_LOADS ?
+				    tp[k] > sum[k] * (1 + 1e-9) + 1e-12 :
+				    k != PT_TERM_PAGES &&
+				    fabs(tp[k] - sum[k]) >
+				    1e-9 * fabs(sum[k]) + 1e-12) {
+					fprintf(stderr, "  %s: term %s %g, "
+						"decided stages %g (next "
+						"Func %d)\n", name,
+						pt_term_name(k), tp[k], sum[k],
+						next);
+					goto out;
+				}
+			(*states)++;
+			if (pt_space_random_child(sp, st, w, &rng, st))
+				goto out;
+		}
+	}
+	ok = 1;
+out:
+	free(full);
+	free(part);
+	free(per);
+	pt_cost_prep_free(prep);
+	pt_features_free(fx);
+	free(st);
+	pt_space_work_free(w);
+	pt_space_free(sp);
+	pt_model_free(m);
+	return ok;
+}
+
+PT_TEST(partial_states_price_decided_funcs)
+{
+	static const char *const names[] = {
+		"blur", "unsharp", "interpolate", "local_laplacian",
+		"camera_pipe", "bilateral_grid", "matmul", "iir_blur",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int states = 0;
+
+		PT_CHECK(partial_matches(names[i], 4, &states));
+		PT_CHECK(states > 8);
+	}
+}
+
 PT_SUITE(cost,
 	 { "linear layer recovers known coefficients", linear_recovers },
 	 { "linear layer never weighs a term negatively",
@@ -1091,4 +1207,6 @@ PT_SUITE(cost,
 	 { "clamped loads gather in a partitioned loop's boundary",
 	   boundary_gathers },
 	 { "a transcendental call costs the instructions it compiles to",
-	   transcendental_calls });
+	   transcendental_calls },
+	 { "partial states featurize and price their decided Funcs only",
+	   partial_states_price_decided_funcs });
