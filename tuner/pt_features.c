@@ -2036,15 +2036,17 @@ int pt_features_compute_partial(struct pt_features *fx,
 
 	if (!s)
 		return pt_error_set(err, PT_EINVAL, "no schedule");
+	if (first < 0)
+		first = 0;
 	if ((ret = structure(fx, s, err)))
 		return ret;
-	regions(fx, first > 0 ? first : 0);
+	regions(fx, first);
 	working_sets(fx);
 	/* The rows of inlined Funcs are sums, zeroed first; a feature
 	 * stage_features() leaves unset is 0 rather than what the buffer
 	 * held (it sets them all now; a cheap guard for the next one). */
 	memset(out, 0, (size_t)m->nstages * PT_FEAT_COUNT * sizeof(*out));
-	for (f = first > 0 ? first : 0; f < m->nfuncs; f++)
+	for (f = first; f < m->nfuncs; f++)
 		for (k = 0; k < m->funcs[f].nstages && !fx->fn[f].inl; k++)
 			stage_features(fx, m->funcs[f].first_stage + k,
 				       &out[(size_t)(m->funcs[f].first_stage +

@@ -81,7 +81,7 @@ static int eval_model_cost(void *ctx, int thread,
 	struct eval_thread *et = &ev->t[thread];
 	double terms[PT_TERM_COUNT];
 	const struct pt_sched *s = NULL;
-	int next = -1, ret;
+	int next, first = 0, ret;
 
 	*cost = PT_SEARCH_INVALID;
 	/* Built into the thread's work area: nothing allocated per state. */
@@ -93,17 +93,14 @@ static int eval_model_cost(void *ctx, int thread,
 	/* A partial state: only the Funcs decided so far (the output side,
 	 * Funcs at and above the next decision's) are featurized and
 	 * priced. */
-	if (pt_space_complete(ev->sp, st) ||
-	    pt_space_next(ev->sp, st, &next, NULL, NULL))
-		next = -1;
-	ret = pt_features_compute_partial(et->fx, s, next < 0 ? 0 : next,
-					  et->rows, NULL);
+	if (!pt_space_next(ev->sp, st, &next, NULL, NULL))
+		first = next;
+	ret = pt_features_compute_partial(et->fx, s, first, et->rows, NULL);
 	if (ret == PT_ENOMEM)
 		return ret;
 	if (ret)
 		return 0;
-	pt_cost_terms_partial(ev->prep, et->fx, et->rows, next < 0 ? 0 : next,
-			      terms);
+	pt_cost_terms_partial(ev->prep, et->fx, et->rows, first, terms);
 	*cost = pt_cost_predict(ev->cost, terms);
 	if (!(*cost >= 0 && *cost < PT_SEARCH_INVALID))
 		*cost = PT_SEARCH_INVALID;

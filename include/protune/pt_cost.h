@@ -110,10 +110,12 @@ void pt_cost_terms(const struct pt_cost_prep *p, const struct pt_features *fx,
 
 /* As pt_cost_terms() for a partial state of a search, whose Funcs below
  * `first_func` are not decided yet (at root in its schedule) and whose
- * rows the caller has set to 0 so that only the Funcs decided are priced
- * (as Adams 2019 prices partial schedules): reads of those Funcs are
- * reads of their buffers, never followed into what they read as if they
- * were inlined. first_func 0 is pt_cost_terms(). */
+ * rows are 0 (pt_features_compute_partial() with the same first_func), so
+ * that only the Funcs decided are priced (as Adams 2019 prices partial
+ * schedules): reads of those Funcs are reads of their buffers, never
+ * followed into what they read as if they were inlined, and priced as
+ * near (they may still be computed in the reader's tiles). first_func 0
+ * is pt_cost_terms(). */
 void pt_cost_terms_partial(const struct pt_cost_prep *p,
 			   const struct pt_features *fx, const double *rows,
 			   int first_func, double *terms);
