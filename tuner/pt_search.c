@@ -63,6 +63,7 @@ struct eval_thread {
 	struct pt_features *fx;
 	double *rows;
 	struct pt_space_work *w;  /* holds the schedule priced last */
+	const struct pt_sched *last;  /* it, or NULL */
 };
 
 struct eval_model {
@@ -85,11 +86,13 @@ static int eval_model_cost(void *ctx, int thread,
 
 	*cost = PT_SEARCH_INVALID;
 	/* Built into the thread's work area: nothing allocated per state. */
+	et->last = NULL;
 	ret = pt_space_sched_scratch(ev->sp, st, et->w, &s);
 	if (ret == PT_ENOMEM)
 		return ret;
 	if (ret)
 		return 0;
+	et->last = s;
 	/* A partial state: only the Funcs decided so far (the output side,
 	 * Funcs at and above the next decision's) are featurized and
 	 * priced. */
@@ -105,6 +108,13 @@ static int eval_model_cost(void *ctx, int thread,
 	if (!(*cost >= 0 && *cost < PT_SEARCH_INVALID))
 		*cost = PT_SEARCH_INVALID;
 	return 0;
+}
+
+static const struct pt_sched *eval_model_last(void *ctx, int thread)
+{
+	const struct eval_model *ev = ctx;
+
+	return ev->t[thread].last;
 }
 
 void pt_search_eval_model_free(struct pt_search_eval *e)
@@ -133,6 +143,7 @@ int pt_search_eval_model(const struct pt_model *m, const struct pt_space *sp,
 	int i, ret;
 
 	out->cost = eval_model_cost;
+	out->last_sched = eval_model_last;
 	out->ctx = NULL;
 	if (threads < 1)
 		threads = 1;
@@ -570,35 +581,46 @@ static uint64_t str_hash(const char *s)
 	return s ? XXH3_64bits(s, strlen(s)) : 0;
 }
 
-static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
-		       int d, uint64_t *out)
+/* hash_1 of st: where each decided Func is computed, read off the state
+ * (the schedule says the same: pt_space_compute()). */
+static uint64_t hash1_state(const struct ps_run *r,
+			    const struct pt_space_state *st)
 {
-	const struct pt_sched *s = NULL;
-	int next = -1, f, k, i, ret;
-	uint64_t h = (uint64_t)d;
+	int next = -1, f, c, site = 0, nf = pt_space_nfuncs(r->sp);
+	uint64_t h = 1;
 
-	if (d >= 3) {
-		*out = mix(h, ps_hash(st, r->ssz));
-		return 0;
+	if (!pt_space_complete(r->sp, st))
+		pt_space_next(r->sp, st, &next, NULL, NULL);
+	for (f = next + 1; f < nf; f++) {
+		c = pt_space_compute(r->sp, st, f, &site);
+		h = mix(h, (uint64_t)f);
+		h = mix(h, (uint64_t)c);
+		if (c == PT_COMPUTE_AT)
+			h = mix(h, (uint64_t)site);
 	}
-	/* Only the search's thread hashes: its work area's schedule. */
-	if ((ret = pt_space_sched_scratch(r->sp, st, r->th[0].w, &s)))
-		return ret;
+	return h;
+}
+
+/* hash_2 of st, whose schedule is s. */
+static uint64_t hash2_sched(const struct ps_run *r,
+			    const struct pt_space_state *st,
+			    const struct pt_sched *s)
+{
+	int next = -1, f, k, i;
+	uint64_t h2 = 2;
+
 	if (!pt_space_complete(r->sp, st))
 		pt_space_next(r->sp, st, &next, NULL, NULL);
 	for (f = next + 1; f < s->nfuncs; f++) {
 		const struct pt_sched_func *sf = &s->funcs[f];
 
-		h = mix(h, (uint64_t)f);
-		h = mix(h, (uint64_t)sf->compute);
-		if (sf->compute == PT_COMPUTE_AT)
-			h = mix(h, (uint64_t)sf->compute_at.func);
-		if (d < 2)
-			continue;
+		h2 = mix(h2, (uint64_t)f);
+		h2 = mix(h2, (uint64_t)sf->compute);
 		if (sf->compute == PT_COMPUTE_AT) {
-			h = mix(h, str_hash(sf->compute_at.loop));
-			h = mix(h, (uint64_t)sf->store_root);
-			h = mix(h, str_hash(sf->store_at.loop));
+			h2 = mix(h2, (uint64_t)sf->compute_at.func);
+			h2 = mix(h2, str_hash(sf->compute_at.loop));
+			h2 = mix(h2, (uint64_t)sf->store_root);
+			h2 = mix(h2, str_hash(sf->store_at.loop));
 		}
 		for (k = 0; k < sf->nstages; k++) {
 			int splits = 0;
@@ -610,12 +632,32 @@ static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
 				if (dr->kind == PT_DIR_SPLIT)
 					splits++;
 				else if (dr->kind == PT_DIR_PARALLEL)
-					h = mix(h, str_hash(dr->dim));
+					h2 = mix(h2, str_hash(dr->dim));
 			}
-			h = mix(h, (uint64_t)splits);
+			h2 = mix(h2, (uint64_t)splits);
 		}
 	}
-	*out = h;
+	return h2;
+}
+
+static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
+		       int d, uint64_t *out)
+{
+	const struct pt_sched *s = NULL;
+	int ret;
+
+	if (d >= 3) {
+		*out = mix((uint64_t)d, ps_hash(st, r->ssz));
+		return 0;
+	}
+	if (d == 1) {
+		*out = hash1_state(r, st);
+		return 0;
+	}
+	/* Only the search's thread hashes: its work area's schedule. */
+	if ((ret = pt_space_sched_scratch(r->sp, st, r->th[0].w, &s)))
+		return ret;
+	*out = hash2_sched(r, st, s);
 	return 0;
 }
 
@@ -625,6 +667,8 @@ struct bstate {
 	uint64_t *anc;     /* hash_p of it and its ancestors */
 	int nanc;
 	int dup;           /* its hash_{p+1} repeats a better state's */
+	int hashed;        /* h2 holds its hash_2 */
+	uint64_t h2;
 	size_t seq;        /* the order it was generated in (ties) */
 };
 
@@ -712,22 +756,53 @@ static void cands_clear(struct cands *c)
 	c->n = 0;
 }
 
+/* hash_d of candidate b; its hash_2 is made once (a schedule build). */
+static int bhash(const struct ps_run *r, struct bstate *b, int d,
+		 uint64_t *out)
+{
+	int ret;
+
+	if (d != 2)
+		return coarse_hash(r, b->st, d, out);
+	if (!b->hashed) {
+		if ((ret = coarse_hash(r, b->st, 2, &b->h2)))
+			return ret;
+		b->hashed = 1;
+	}
+	*out = b->h2;
+	return 0;
+}
+
 struct beam_cost {
 	struct ps_run *r;
 	struct cands *c;
+	int hash2;         /* the candidates' hash_2 will be wanted */
 };
 
+/* Price the candidates; when their hash_2 will be wanted, hash the
+ * schedule the pricing built (thread t's) rather than building it again
+ * later. */
 static int beam_cost_thread(void *ctx, int t)
 {
 	struct beam_cost *bc = ctx;
+	struct ps_run *r = bc->r;
+	const struct pt_search_eval *ev = &r->o->eval;
 	size_t i;
 	int ret;
 
-	for (i = (size_t)t; i < bc->c->n; i += (size_t)bc->r->threads)
-		if ((ret = ps_cost(bc->r, t, bc->c->v[i].st,
-				   &bc->c->v[i].cost)) ||
-		    (!t && (ret = ps_tick(bc->r))))
+	for (i = (size_t)t; i < bc->c->n; i += (size_t)r->threads) {
+		struct bstate *b = &bc->c->v[i];
+		const struct pt_sched *s;
+
+		if ((ret = ps_cost(r, t, b->st, &b->cost)) ||
+		    (!t && (ret = ps_tick(r))))
 			return ret;
+		if (bc->hash2 && !b->hashed && ev->last_sched &&
+		    (s = ev->last_sched(ev->ctx, t))) {
+			b->h2 = hash2_sched(r, b->st, s);
+			b->hashed = 1;
+		}
+	}
 	return 0;
 }
 
@@ -787,7 +862,7 @@ static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
 			size_t m = 0, ok = 0;
 
 			for (i = 0; i < kids.n; i++) {
-				if ((ret = coarse_hash(r, kids.v[i].st, p - 1,
+				if ((ret = bhash(r, &kids.v[i], p - 1,
 						       &h)))
 					goto out;
 				kids.v[i].dup = !hset_has(allowed, h);
@@ -804,12 +879,13 @@ static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
 		}
 		bc.r = r;
 		bc.c = &kids;
+		bc.hash2 = p == 2 || (p == 1 && beam > 1);
 		if ((ret = ps_parallel(r->threads, beam_cost_thread, &bc)))
 			goto out;
 		for (i = 0; i < kids.n; i++) {
 			kids.v[i].dup = 0;
 			kids.v[i].seq = i;
-			if ((ret = coarse_hash(r, kids.v[i].st, p, &h)))
+			if ((ret = bhash(r, &kids.v[i], p, &h)))
 				goto out;
 			kids.v[i].anc[kids.v[i].nanc++] = h;
 		}
@@ -820,7 +896,7 @@ static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
 			struct hset seen = { 0 };
 
 			for (i = 0; i < kids.n; i++) {
-				if ((ret = coarse_hash(r, kids.v[i].st, p + 1,
+				if ((ret = bhash(r, &kids.v[i], p + 1,
 						       &h)))
 					break;
 				kids.v[i].dup = hset_has(&seen, h);

@@ -3838,6 +3838,26 @@ static int build_sched(const struct pt_space *sp,
 	return 0;
 }
 
+int pt_space_nfuncs(const struct pt_space *sp)
+{
+	return sp->nfuncs;
+}
+
+int pt_space_compute(const struct pt_space *sp,
+		     const struct pt_space_state *st, int f, int *site)
+{
+	const struct st_func *fb = fblk(sp, st, f);
+
+	/* build_sched()'s reading of the granularity. */
+	if (fb->gran == G_INLINE)
+		return PT_COMPUTE_INLINE;
+	if (fb->gran != G_AT && fb->gran != G_SLIDE)
+		return PT_COMPUTE_ROOT;
+	if (site)
+		*site = fb->site;
+	return PT_COMPUTE_AT;
+}
+
 int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
 		   struct pt_sched **out)
 {

@@ -53,6 +53,8 @@
 #include "protune/pt_error.h"
 #include "protune/pt_space.h"
 
+struct pt_sched;
+
 enum pt_search_algo {
 	PT_SEARCH_MCTS, PT_SEARCH_BEAM, PT_SEARCH_GREEDY, PT_SEARCH_RANDOM
 };
@@ -77,6 +79,12 @@ struct pt_search_eval {
 	 * several threads at once, never twice at once for one thread. */
 	int (*cost)(void *ctx, int thread, const struct pt_space_state *st,
 		    double *cost);
+	/* Optional (NULL: none): the schedule of the state `thread` priced
+	 * last, as pt_space_sched_scratch() builds it, or NULL when that
+	 * call built none. Borrowed until the thread prices again; called
+	 * by that thread only. The beam search hashes it instead of
+	 * building the schedule again. */
+	const struct pt_sched *(*last_sched)(void *ctx, int thread);
 	void *ctx;
 };
 

@@ -145,6 +145,16 @@ int pt_space_complete(const struct pt_space *sp,
 int pt_space_depth(const struct pt_space *sp,
 		   const struct pt_space_state *st);
 
+/* The number of Funcs of the space's model. */
+int pt_space_nfuncs(const struct pt_space *sp);
+
+/* Where Func f is computed in st, as pt_space_sched() writes it:
+ * PT_COMPUTE_INLINE, PT_COMPUTE_ROOT, or PT_COMPUTE_AT with *site (may be
+ * NULL) set to the Func it is computed at. A Func not decided yet is at
+ * root. Nothing is built: cheap enough to call for every Func. */
+int pt_space_compute(const struct pt_space *sp,
+		     const struct pt_space_state *st, int f, int *site);
+
 /* The decision the state waits for: *func gets the Func, *stage the stage
  * (0 for PT_SPACE_GRAN), *what PT_SPACE_GRAN, _TILE or _INNER. Any pointer
  * may be NULL. Returns 0, or PT_EINVAL when the state is complete. */

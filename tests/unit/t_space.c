@@ -305,8 +305,26 @@ static int same_as_scratch(struct fix *x, const struct pt_space_state *st,
 	return same;
 }
 
-/* The schedule of a state, checked (and the scratch schedule the same);
- * NULL (and a failure) when refused. */
+/* Does pt_space_compute() say of every Func what schedule s says? */
+static int same_compute(struct fix *x, const struct pt_space_state *st,
+			const struct pt_sched *s)
+{
+	int f, c, site;
+
+	if (pt_space_nfuncs(x->sp) != s->nfuncs)
+		return 0;
+	for (f = 0; f < s->nfuncs; f++) {
+		site = -1;
+		c = pt_space_compute(x->sp, st, f, &site);
+		if (c != (int)s->funcs[f].compute ||
+		    (c == PT_COMPUTE_AT && site != s->funcs[f].compute_at.func))
+			return 0;
+	}
+	return 1;
+}
+
+/* The schedule of a state, checked (and the scratch schedule and
+ * pt_space_compute() the same); NULL (and a failure) when refused. */
 static struct pt_sched *checked(struct fix *x, const struct pt_space_state *st)
 {
 	struct pt_error err = PT_ERROR_INIT;
@@ -315,6 +333,7 @@ static struct pt_sched *checked(struct fix *x, const struct pt_space_state *st)
 	if (!PT_CHECK(pt_space_sched(x->sp, st, &s) == 0))
 		return NULL;
 	PT_CHECK(same_as_scratch(x, st, s));
+	PT_CHECK(same_compute(x, st, s));
 	if (!PT_CHECK(pt_sched_check(x->m, s, &err) == 0)) {
 		struct pt_strbuf sb = PT_STRBUF_INIT;
 
