@@ -581,17 +581,27 @@ static uint64_t str_hash(const char *s)
 	return s ? XXH3_64bits(s, strlen(s)) : 0;
 }
 
+/* The first Func decided in st (the Funcs from it on are): 0 when st is
+ * complete. */
+static int first_decided(const struct ps_run *r,
+			 const struct pt_space_state *st)
+{
+	int next = -1;
+
+	/* On a complete state it fails and leaves next alone. */
+	pt_space_next(r->sp, st, &next, NULL, NULL);
+	return next + 1;
+}
+
 /* hash_1 of st: where each decided Func is computed, read off the state
  * (the schedule says the same: pt_space_compute()). */
 static uint64_t hash1_state(const struct ps_run *r,
 			    const struct pt_space_state *st)
 {
-	int next = -1, f, c, site = 0, nf = pt_space_nfuncs(r->sp);
+	int f, c, site = 0, nf = pt_space_nfuncs(r->sp);
 	uint64_t h = 1;
 
-	if (!pt_space_complete(r->sp, st))
-		pt_space_next(r->sp, st, &next, NULL, NULL);
-	for (f = next + 1; f < nf; f++) {
+	for (f = first_decided(r, st); f < nf; f++) {
 		c = pt_space_compute(r->sp, st, f, &site);
 		h = mix(h, (uint64_t)f);
 		h = mix(h, (uint64_t)c);
@@ -606,12 +616,10 @@ static uint64_t hash2_sched(const struct ps_run *r,
 			    const struct pt_space_state *st,
 			    const struct pt_sched *s)
 {
-	int next = -1, f, k, i;
+	int f, k, i;
 	uint64_t h2 = 2;
 
-	if (!pt_space_complete(r->sp, st))
-		pt_space_next(r->sp, st, &next, NULL, NULL);
-	for (f = next + 1; f < s->nfuncs; f++) {
+	for (f = first_decided(r, st); f < s->nfuncs; f++) {
 		const struct pt_sched_func *sf = &s->funcs[f];
 
 		h2 = mix(h2, (uint64_t)f);
@@ -879,6 +887,8 @@ static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
 		}
 		bc.r = r;
 		bc.c = &kids;
+		/* hash_2 is wanted after pricing for the ancestors (pass 2)
+		 * and the diversity penalty (pass 1). */
 		bc.hash2 = p == 2 || (p == 1 && beam > 1);
 		if ((ret = ps_parallel(r->threads, beam_cost_thread, &bc)))
 			goto out;

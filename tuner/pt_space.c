@@ -3800,13 +3800,13 @@ static int build_sched(const struct pt_space *sp,
 		struct st_func *fb = fblk(sp, st, f);
 		struct pt_sched_func *sf = &s->funcs[f];
 		struct ninfo ni;
-		int sj, q;
+		int sj, q, c = pt_space_compute(sp, st, f, NULL);
 
-		if (fb->gran == G_INLINE) {
+		if (c == PT_COMPUTE_INLINE) {
 			sf->compute = PT_COMPUTE_INLINE;
 			continue;
 		}
-		if (fb->gran == G_AT || fb->gran == G_SLIDE) {
+		if (c == PT_COMPUTE_AT) {
 			sj = last_sidx(sp, fb->site);
 			build_nest(sp, st, sj, sblk(sp, st, sj), loops, &ni);
 			q = site_pos(sp, st, f, &ni);
@@ -3848,7 +3848,7 @@ int pt_space_compute(const struct pt_space *sp,
 {
 	const struct st_func *fb = fblk(sp, st, f);
 
-	/* build_sched()'s reading of the granularity. */
+	/* The one reading of the granularity (build_sched() uses it). */
 	if (fb->gran == G_INLINE)
 		return PT_COMPUTE_INLINE;
 	if (fb->gran != G_AT && fb->gran != G_SLIDE)
