@@ -1815,17 +1815,102 @@ static double heap_plan(const struct pt_cost_prep *p,
  * trim the same way). Blocks over MMAP_MAX are mapped afresh at every
  * realization. The heap starts with the mapping threshold RunGen leaves
  * (rungen_threshold()). */
+struct pt_cost_memo {
+	size_t cap;           /* bytes of room in each key buffer */
+	size_t len;           /* bytes of the last plan's key; 0: none */
+	double faults;        /* its pages, less the mapped blocks' */
+	unsigned char *last;  /* the last plan's key */
+	unsigned char *key;   /* room for the next one */
+};
+
+/* At most HEAP_FUNCS Funcs, each: root, nblk, real and 4 blocks; its
+ * group (count and members); its freed chain and end; then the pin. */
+#define MEMO_BYTES(nf) ((size_t)(nf) * 68 + 16)
+
+struct pt_cost_memo *pt_cost_memo_new(const struct pt_cost_prep *p)
+{
+	struct pt_cost_memo *mm = calloc(1, sizeof(*mm));
+	int nf = p->m->nfuncs <= HEAP_FUNCS ? p->m->nfuncs : 0;
+
+	if (!mm)
+		return NULL;
+	mm->cap = MEMO_BYTES(nf);
+	mm->last = malloc(mm->cap);
+	mm->key = malloc(mm->cap);
+	if (!mm->last || !mm->key) {
+		pt_cost_memo_free(mm);
+		return NULL;
+	}
+	return mm;
+}
+
+void pt_cost_memo_free(struct pt_cost_memo *mm)
+{
+	if (!mm)
+		return;
+	free(mm->last);
+	free(mm->key);
+	free(mm);
+}
+
+static unsigned char *put_int(unsigned char *o, int v)
+{
+	memcpy(o, &v, sizeof(v));
+	return o + sizeof(v);
+}
+
+static unsigned char *put_dbl(unsigned char *o, double v)
+{
+	memcpy(o, &v, sizeof(v));
+	return o + sizeof(v);
+}
+
+/* Everything of plan pl that heap_run() reads, in bytes, into out (room:
+ * MEMO_BYTES(pl->nf)); returns their count. Equal keys, equal runs. */
+static size_t plan_key(const struct heap_plan *pl, unsigned char *out)
+{
+	unsigned char *o = out;
+	int f, g, k;
+
+	for (f = 0; f < pl->nf; f++) {
+		o = put_int(o, pl->root[f]);
+		o = put_int(o, pl->nblk[f]);
+		if (pl->nblk[f]) {
+			o = put_dbl(o, pl->real[f]);
+			for (k = 0; k < pl->nblk[f]; k++)
+				o = put_dbl(o, pl->blk[4 * f + k]);
+		}
+		if (!pl->root[f])
+			continue;
+		o = put_int(o, pl->ngrp[f]);
+		for (k = 0; k < pl->ngrp[f]; k++)
+			o = put_int(o, pl->grp[pl->grp0[f] + k]);
+		for (g = pl->freed[f]; g >= 0; g = pl->next[g])
+			o = put_int(o, g);
+		o = put_int(o, -1);
+	}
+	o = put_int(o, pl->pin);
+	return (size_t)(o - out);
+}
+
 static double heap_faults(const struct pt_cost_prep *p,
-			  const struct pt_features *fx, const double *rows)
+			  const struct pt_features *fx, const double *rows,
+			  struct pt_cost_memo *mm)
 {
 	struct heap_plan pl;
 	struct heap h, before;
 	double mapped;
+	size_t len = 0;
 	int run;
 
 	if (p->m->nfuncs > HEAP_FUNCS)
 		return 0;
 	mapped = heap_plan(p, fx, rows, &pl);
+	if (mm && mm->cap >= MEMO_BYTES(pl.nf)) {
+		len = plan_key(&pl, mm->key);
+		if (len == mm->len && !memcmp(mm->key, mm->last, len))
+			return mapped + mm->faults;
+	}
 	/* Only the heap's counts need a start: a block's id, size and
 	 * mapping are written when it is allocated, before any read. */
 	h.n = 0;
@@ -1842,37 +1927,48 @@ static double heap_faults(const struct pt_cost_prep *p,
 		if (heap_same(&h, &before))
 			break;
 	}
+	if (len) {
+		unsigned char *t = mm->last;
+
+		mm->last = mm->key;
+		mm->key = t;
+		mm->len = len;
+		mm->faults = ceil(h.faults / PAGE_BYTES);
+	}
 	return mapped + ceil(h.faults / PAGE_BYTES);
 }
 
 static void stage_terms(const struct pt_cost_prep *p,
 			const struct pt_features *fx, const double *rows,
-			int first, double *terms, double *per);
+			int first, struct pt_cost_memo *mm, double *terms,
+			double *per);
 
 void pt_cost_terms(const struct pt_cost_prep *p,
 		   const struct pt_features *fx, const double *rows,
 		   double *terms)
 {
-	stage_terms(p, fx, rows, 0, terms, NULL);
+	stage_terms(p, fx, rows, 0, NULL, terms, NULL);
 }
 
 void pt_cost_terms_partial(const struct pt_cost_prep *p,
 			   const struct pt_features *fx, const double *rows,
-			   int first_func, double *terms)
+			   int first_func, struct pt_cost_memo *memo,
+			   double *terms)
 {
-	stage_terms(p, fx, rows, first_func, terms, NULL);
+	stage_terms(p, fx, rows, first_func, memo, terms, NULL);
 }
 
 void pt_cost_stage_terms(const struct pt_cost_prep *p,
 			 const struct pt_features *fx, const double *rows,
 			 double *terms, double *per)
 {
-	stage_terms(p, fx, rows, 0, terms, per);
+	stage_terms(p, fx, rows, 0, NULL, terms, per);
 }
 
 static void stage_terms(const struct pt_cost_prep *p,
 			const struct pt_features *fx, const double *rows,
-			int first, double *terms, double *per)
+			int first, struct pt_cost_memo *mm, double *terms,
+			double *per)
 {
 	const struct pt_model *m = p->m;
 	double cores = p->cores, inl_eff[INL_MAX];
@@ -1976,7 +2072,7 @@ static void stage_terms(const struct pt_cost_prep *p,
 			for (k = 0; k < PT_TERM_COUNT; k++)
 				terms[k] += per[(size_t)s * PT_TERM_COUNT + k];
 	}
-	terms[PT_TERM_PAGES] = heap_faults(p, fx, rows);
+	terms[PT_TERM_PAGES] = heap_faults(p, fx, rows, mm);
 }
 
 void pt_cost_gbt_input(const double *coef, const double *terms, double *x)

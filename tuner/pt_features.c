@@ -1099,7 +1099,7 @@ static int add_req(struct pt_features *fx, int j, int p, int f, int roles)
 }
 
 static int structure(struct pt_features *fx, const struct pt_sched *s,
-		     struct pt_error *err)
+		     int decided, struct pt_error *err)
 {
 	const struct pt_model *m = fx->m;
 	int f, i, need = 0, ret, first = 0;
@@ -1134,7 +1134,11 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 
 			fx->st[sidx].nloops = 0;
 			fx->st[sidx].first = first;
-			if (fx->fn[f].inl)
+			/* An undecided Func (below `decided`) is at root with
+			 * its plain loops, none vectorized; nothing reads
+			 * them (no row of its own, no site in it), so they
+			 * are not replayed. */
+			if (fx->fn[f].inl || f < decided)
 				continue;
 			if ((ret = replay(fx, s, sidx, first, err)))
 				return ret;
@@ -2038,7 +2042,7 @@ int pt_features_compute_partial(struct pt_features *fx,
 		return pt_error_set(err, PT_EINVAL, "no schedule");
 	if (first < 0)
 		first = 0;
-	if ((ret = structure(fx, s, err)))
+	if ((ret = structure(fx, s, first, err)))
 		return ret;
 	regions(fx, first);
 	working_sets(fx);

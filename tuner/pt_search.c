@@ -64,6 +64,7 @@ struct eval_thread {
 	double *rows;
 	struct pt_space_work *w;  /* holds the schedule priced last */
 	const struct pt_sched *last;  /* it, or NULL */
+	struct pt_cost_memo *memo;    /* the thread's, for its pricing */
 };
 
 struct eval_model {
@@ -103,7 +104,8 @@ static int eval_model_cost(void *ctx, int thread,
 		return ret;
 	if (ret)
 		return 0;
-	pt_cost_terms_partial(ev->prep, et->fx, et->rows, first, terms);
+	pt_cost_terms_partial(ev->prep, et->fx, et->rows, first, et->memo,
+			      terms);
 	*cost = pt_cost_predict(ev->cost, terms);
 	if (!(*cost >= 0 && *cost < PT_SEARCH_INVALID))
 		*cost = PT_SEARCH_INVALID;
@@ -128,6 +130,7 @@ void pt_search_eval_model_free(struct pt_search_eval *e)
 		pt_features_free(ev->t[i].fx);
 		free(ev->t[i].rows);
 		pt_space_work_free(ev->t[i].w);
+		pt_cost_memo_free(ev->t[i].memo);
 	}
 	pt_cost_prep_free(ev->prep);
 	free(ev->t);
@@ -174,6 +177,11 @@ int pt_search_eval_model(const struct pt_model *m, const struct pt_space *sp,
 		pt_search_eval_model_free(out);
 		return ret;
 	}
+	for (i = 0; i < threads; i++)
+		if (!(ev->t[i].memo = pt_cost_memo_new(ev->prep))) {
+			pt_search_eval_model_free(out);
+			return pt_error_set(err, PT_ENOMEM, "out of memory");
+		}
 	return 0;
 }
 

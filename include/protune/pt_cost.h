@@ -108,6 +108,19 @@ void pt_cost_prep_free(struct pt_cost_prep *p);
 void pt_cost_terms(const struct pt_cost_prep *p, const struct pt_features *fx,
 		   const double *rows, double *terms);
 
+/* A thread's memo for pt_cost_terms_partial(): the last schedule's heap
+ * model (its allocations, in the order they happen, and the `pages` they
+ * cost). A search prices many schedules in a row whose allocations are
+ * the same (the tilings of one Func computed at root); with a memo, such
+ * a schedule's `pages` is the memo's, bit for bit what the model would
+ * give, without running the model again. One memo per thread: it is
+ * written by every call that is given it. Create it with
+ * pt_cost_memo_new() (NULL when out of memory) for the prep it is used
+ * with; free it with pt_cost_memo_free() (NULL is a no-op). */
+struct pt_cost_memo;
+struct pt_cost_memo *pt_cost_memo_new(const struct pt_cost_prep *p);
+void pt_cost_memo_free(struct pt_cost_memo *memo);
+
 /* As pt_cost_terms() for a partial state of a search, whose Funcs below
  * `first_func` are not decided yet (at root in its schedule) and whose
  * rows are 0 (pt_features_compute_partial() with the same first_func), so
@@ -115,10 +128,12 @@ void pt_cost_terms(const struct pt_cost_prep *p, const struct pt_features *fx,
  * schedules): reads of those Funcs are reads of their buffers, never
  * followed into what they read as if they were inlined, and priced as
  * near (they may still be computed in the reader's tiles). first_func 0
- * is pt_cost_terms(). */
+ * is pt_cost_terms(). `memo`: NULL, or the calling thread's memo (above),
+ * which changes no result. */
 void pt_cost_terms_partial(const struct pt_cost_prep *p,
 			   const struct pt_features *fx, const double *rows,
-			   int first_func, double *terms);
+			   int first_func, struct pt_cost_memo *memo,
+			   double *terms);
 
 /* As pt_cost_terms(), and each stage's share of them into `per`
  * (m->nstages rows of PT_TERM_COUNT, for m->stages[i]; NULL: not

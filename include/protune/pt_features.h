@@ -158,9 +158,11 @@ int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
 			double *out, struct pt_error *err);
 
 /* The same for a partial state of the space, whose Funcs below index
- * `first` are not decided yet (at root in s): their rows are left 0 and
- * their features are not computed (the decided Funcs' rows do not depend
- * on them); the rows of the Funcs from `first` on are bit for bit what
+ * `first` are not decided yet (at root in s, without directives): their
+ * rows are left 0 and their features are not computed (the decided
+ * Funcs' rows do not depend on them), nor are their directives read (so
+ * not checked either), and pt_features_loops() gives them no loops; the
+ * rows of the Funcs from `first` on are bit for bit what
  * pt_features_compute() writes. `first` <= 0 is pt_features_compute(). */
 int pt_features_compute_partial(struct pt_features *fx,
 				const struct pt_sched *s, int first,

@@ -140,7 +140,8 @@ int main(int argc, char **argv)
 	return nfail ? 1 : 0;
 }
 
-struct pt_model *pt_test_example(const char *name)
+/* The model DIR/NAME.model, DIR relative to the source tree. */
+static struct pt_model *load_model(const char *dir, const char *name)
 {
 	const char *src = getenv("PT_SRCDIR"), *slash = strrchr(__FILE__, '/');
 	struct pt_error err = PT_ERROR_INIT;
@@ -150,12 +151,11 @@ struct pt_model *pt_test_example(const char *name)
 	FILE *f;
 
 	if (src && *src)
-		snprintf(path, sizeof(path), "%s/tests/unit/data/%s.model",
-			 src, name);
-	else
-		snprintf(path, sizeof(path), "%.*s%sdata/%s.model",
+		snprintf(path, sizeof(path), "%s/%s/%s.model", src, dir, name);
+	else    /* this file is tests/unit/pt_test.c */
+		snprintf(path, sizeof(path), "%.*s%s../../%s/%s.model",
 			 slash ? (int)(slash - __FILE__) : 0, __FILE__,
-			 slash ? "/" : "", name);
+			 slash ? "/" : "", dir, name);
 	if (!(f = fopen(path, "r"))) {
 		printf("# cannot open %s\n", path);
 		return NULL;
@@ -180,4 +180,14 @@ struct pt_model *pt_test_example(const char *name)
 		m = NULL;
 	}
 	return m;
+}
+
+struct pt_model *pt_test_example(const char *name)
+{
+	return load_model("tests/unit/data", name);
+}
+
+struct pt_model *pt_test_bench_example(const char *name)
+{
+	return load_model("tuner/train/models", name);
 }

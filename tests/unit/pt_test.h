@@ -48,6 +48,10 @@ void pt_test_abort(void);
 struct pt_model;
 struct pt_model *pt_test_example(const char *name);
 
+/* The same for the model of example NAME at benchmark size, as the
+ * first machine's training data has it (tuner/train/models/NAME.model). */
+struct pt_model *pt_test_bench_example(const char *name);
+
 /* A fresh empty directory for this case (removed by the runner). */
 const char *pt_test_tmpdir(void);
 

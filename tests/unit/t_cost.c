@@ -1104,7 +1104,7 @@ static int partial_matches(const char *name, int walks, int *states)
 			if (pt_features_compute_partial(fx, s, next, part,
 							NULL))
 				goto out;
-			pt_cost_terms_partial(prep, fx, part, next, tp);
+			pt_cost_terms_partial(prep, fx, part, next, NULL, tp);
 			memset(sum, 0, sizeof(sum));
 			for (i = 0; i < m->nstages; i++) {
 				const double *f = &full[i * PT_FEAT_COUNT];
@@ -1156,6 +1156,106 @@ out:
 	return ok;
 }
 
+/* Price partial states of random walks on the space of example `name` at
+ * benchmark size (where the heap model's pages vary), and at each
+ * state four of its children drawn at random (siblings in a row, as a
+ * beam prices them), each without a memo and with one kept across all
+ * of them, then again with it: the terms must be the same bits. Counts
+ * the prices compared in *n. */
+static int memo_matches(const char *name, int walks, int *n)
+{
+	struct pt_model *m = pt_test_bench_example(name);
+	struct pt_space *sp = NULL;
+	struct pt_space_work *w = NULL;
+	struct pt_space_state *st = NULL, *ch = NULL;
+	struct pt_features *fx = NULL;
+	struct pt_cost_prep *prep = NULL;
+	struct pt_cost_memo *memo = NULL;
+	double *rows = NULL;
+	double t0[PT_TERM_COUNT], t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
+	uint64_t rng = 11;
+	int ok = 0, walk, c, next;
+
+	if (!m || pt_space_new(m, NULL, &sp, NULL) ||
+	    !(w = pt_space_work_new(sp)) || !(st = pt_space_state_new(sp)) ||
+	    !(ch = pt_space_state_new(sp)) || pt_features_new(m, &fx, NULL) ||
+	    pt_cost_prep_new(m, fx, &prep, NULL) ||
+	    !(memo = pt_cost_memo_new(prep)) ||
+	    !(rows = calloc((size_t)m->nstages * PT_FEAT_COUNT,
+			    sizeof(double))))
+		goto out;
+	for (walk = 0; walk < walks; walk++) {
+		if (pt_space_root(sp, w, st))
+			goto out;
+		while (!pt_space_next(sp, st, &next, NULL, NULL)) {
+			for (c = 0; c < 5; c++) {
+				const struct pt_sched *s = NULL;
+				const struct pt_space_state *x = st;
+				int first = 0;
+
+				if (c && pt_space_random_child(sp, st, w, &rng,
+							       ch))
+					goto out;
+				if (c)
+					x = ch;
+				if (pt_space_next(sp, x, &first, NULL, NULL))
+					first = 0;
+				if (pt_space_sched_scratch(sp, x, w, &s) ||
+				    pt_features_compute_partial(fx, s, first,
+								rows, NULL))
+					continue;
+				pt_cost_terms_partial(prep, fx, rows, first,
+						      NULL, t0);
+				pt_cost_terms_partial(prep, fx, rows, first,
+						      memo, t1);
+				pt_cost_terms_partial(prep, fx, rows, first,
+						      memo, t2);
+				if (memcmp(t0, t1, sizeof(t0)) ||
+				    memcmp(t0, t2, sizeof(t0))) {
+					fprintf(stderr, "  %s: the memo's pages "
+						"%g and %g, without %g\n",
+						name, t1[PT_TERM_PAGES],
+						t2[PT_TERM_PAGES],
+						t0[PT_TERM_PAGES]);
+					goto out;
+				}
+				(*n)++;
+			}
+			if (pt_space_random_child(sp, st, w, &rng, st))
+				goto out;
+		}
+	}
+	ok = 1;
+out:
+	free(rows);
+	pt_cost_memo_free(memo);
+	pt_cost_prep_free(prep);
+	pt_features_free(fx);
+	free(st);
+	free(ch);
+	pt_space_work_free(w);
+	pt_space_free(sp);
+	pt_model_free(m);
+	return ok;
+}
+
+PT_TEST(memo_changes_nothing)
+{
+	static const char *const names[] = {
+		"interpolate", "local_laplacian", "camera_pipe", "unsharp",
+		"blur", "harris", "hist_eq", "stencil_chain", "max_filter",
+		"bilateral_grid", "matmul", "conv_layer", "iir_blur",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int n = 0;
+
+		PT_CHECK(memo_matches(names[i], 2, &n));
+		PT_CHECK(n > 40);
+	}
+}
+
 PT_TEST(partial_states_price_decided_funcs)
 {
 	static const char *const names[] = {
@@ -1193,6 +1293,8 @@ PT_SUITE(cost,
 	   allocs_heap_only },
 	 { "pages: the thread pool's first allocation pins the heap's top",
 	   heap_pages_pinned },
+	 { "pages: the heap model's memo changes no price",
+	   memo_changes_nothing },
 	 { "loops left in the code; buffers promoted to registers",
 	   loops_and_registers },
 	 { "terms of blur respond to the schedule", terms_respond },
