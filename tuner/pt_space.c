@@ -297,6 +297,13 @@ struct pt_space_work {
 	int *dcap;
 	char ***ordv;         /* nord arrays */
 	int *ocap, nord;
+	/* ... and its memo: per Func f, the bytes of the state f's entry
+	 * was built from (func_key()), mlen[f] of them at mkey + moff[f]
+	 * (0: not built; room up to moff[f + 1]); mtmp holds the next key;
+	 * hhead, hnext: the Funcs computed at each Func, as lists. */
+	unsigned char *mkey, *mtmp;
+	size_t *moff, *mlen;
+	int *hhead, *hnext;
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -3788,53 +3795,60 @@ static int set_site(const struct sbuild *sb, struct pt_site *site, int j,
 	return site->loop ? 0 : PT_ENOMEM;
 }
 
+/* Func f's compute site and directives in state st into sf (compute
+ * root without directives), in sb's way. */
+static int build_func(const struct pt_space *sp,
+		      const struct pt_space_state *st, struct sbuild *sb,
+		      int f, struct pt_sched_func *sf, struct sp_loop *loops)
+{
+	struct st_func *fb = fblk(sp, st, f);
+	struct ninfo ni;
+	int sj, q, i, ret, c = pt_space_compute(sp, st, f, NULL);
+
+	if (c == PT_COMPUTE_INLINE) {
+		sf->compute = PT_COMPUTE_INLINE;
+		return 0;
+	}
+	if (c == PT_COMPUTE_AT) {
+		sj = last_sidx(sp, fb->site);
+		build_nest(sp, st, sj, sblk(sp, st, sj), loops, &ni);
+		q = site_pos(sp, st, f, &ni);
+		sf->compute = PT_COMPUTE_AT;
+		if (set_site(sb, &sf->compute_at, fb->site,
+			     loop_name(sp, sj, &loops[q])))
+			return PT_ENOMEM;
+		if (fb->gran == G_AT || q > 0) {
+			if (fb->gran == G_SLIDE)
+				q--;
+			if (set_site(sb, &sf->store_at, fb->site,
+				     loop_name(sp, sj, &loops[q])))
+				return PT_ENOMEM;
+		} else {
+			sf->store_root = 1;
+		}
+	}
+	for (i = 0; i < sp->fn[f].nstages; i++) {
+		int sidx = sp->fn[f].first + i;
+
+		if (!sp->sg[sidx].tiled || !(sblk(sp, st, sidx)->done & 1))
+			continue;
+		if ((ret = stage_dirs(sp, st, sb, sidx, loops, &sf->stages[i])))
+			return ret;
+	}
+	return 0;
+}
+
 /* State st's compute sites and directives into s (shaped for the model,
  * every Func compute root without directives), in sb's way. */
 static int build_sched(const struct pt_space *sp,
 		       const struct pt_space_state *st, struct sbuild *sb,
 		       struct pt_sched *s, struct sp_loop *loops)
 {
-	int f, i, ret;
+	int f, ret;
 
-	for (f = 0; f < sp->nfuncs; f++) {
-		struct st_func *fb = fblk(sp, st, f);
-		struct pt_sched_func *sf = &s->funcs[f];
-		struct ninfo ni;
-		int sj, q, c = pt_space_compute(sp, st, f, NULL);
-
-		if (c == PT_COMPUTE_INLINE) {
-			sf->compute = PT_COMPUTE_INLINE;
-			continue;
-		}
-		if (c == PT_COMPUTE_AT) {
-			sj = last_sidx(sp, fb->site);
-			build_nest(sp, st, sj, sblk(sp, st, sj), loops, &ni);
-			q = site_pos(sp, st, f, &ni);
-			sf->compute = PT_COMPUTE_AT;
-			if (set_site(sb, &sf->compute_at, fb->site,
-				     loop_name(sp, sj, &loops[q])))
-				return PT_ENOMEM;
-			if (fb->gran == G_AT || q > 0) {
-				if (fb->gran == G_SLIDE)
-					q--;
-				if (set_site(sb, &sf->store_at, fb->site,
-					     loop_name(sp, sj, &loops[q])))
-					return PT_ENOMEM;
-			} else {
-				sf->store_root = 1;
-			}
-		}
-		for (i = 0; i < sp->fn[f].nstages; i++) {
-			int sidx = sp->fn[f].first + i;
-
-			if (!sp->sg[sidx].tiled ||
-			    !(sblk(sp, st, sidx)->done & 1))
-				continue;
-			if ((ret = stage_dirs(sp, st, sb, sidx, loops,
-					      &sf->stages[i])))
-				return ret;
-		}
-	}
+	for (f = 0; f < sp->nfuncs; f++)
+		if ((ret = build_func(sp, st, sb, f, &s->funcs[f], loops)))
+			return ret;
 	return 0;
 }
 
@@ -3881,6 +3895,78 @@ int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
 	return 0;
 }
 
+static size_t fblk_size(const struct pt_space *sp, int f)
+{
+	return sizeof(struct st_func) +
+		sizeof(float) * (size_t)(sp->fn[f].wide ? 0 : sp->fn[f].nargs);
+}
+
+/* The most bytes func_key() writes for Func f. */
+static size_t key_room(const struct pt_space *sp, int f)
+{
+	size_t n = fblk_size(sp, f) + sblk_size(MAXARGS), i;
+
+	for (i = 0; i < (size_t)sp->fn[f].nstages; i++)
+		n += sblk_size(sp->sg[sp->fn[f].first + (int)i].npure);
+	return n + (sizeof(int) + 2) * ((size_t)sp->nfuncs + 1);
+}
+
+/* Into w->hhead, w->hnext: the Funcs computed at (or sliding in) each
+ * Func of st, lowest first. */
+static void hosts(const struct pt_space *sp, const struct pt_space_state *st,
+		  struct pt_space_work *w)
+{
+	int h, j;
+
+	for (j = 0; j < sp->nfuncs; j++)
+		w->hhead[j] = -1;
+	for (h = sp->nfuncs; h-- > 0;) {
+		if (pt_space_compute(sp, st, h, &j) != PT_COMPUTE_AT ||
+		    j < 0 || j >= sp->nfuncs)
+			continue;
+		w->hnext[h] = w->hhead[j];
+		w->hhead[j] = h;
+	}
+}
+
+static unsigned char *put_bytes(unsigned char *o, const void *p, size_t n)
+{
+	memcpy(o, p, n);
+	return o + n;
+}
+
+/* Everything of state st that build_func() reads to build Func f's
+ * entry, as bytes into out (room: key_room()); returns their count. Its
+ * block; its stages' blocks; its site's last stage's block (the site's
+ * loop names); the Funcs computed at it with their granularity and
+ * level (which keep its innermost tile from being unrolled). The space
+ * itself is fixed for w. */
+static size_t func_key(const struct pt_space *sp,
+		       const struct pt_space_state *st,
+		       const struct pt_space_work *w, int f, unsigned char *out)
+{
+	const struct sp_func *fn = &sp->fn[f];
+	unsigned char *o = out;
+	int i, j, h;
+
+	o = put_bytes(o, fblk(sp, st, f), fblk_size(sp, f));
+	for (i = fn->first; i <= fn->last; i++)
+		o = put_bytes(o, sblk(sp, st, i), sblk_size(sp->sg[i].npure));
+	if (pt_space_compute(sp, st, f, &j) == PT_COMPUTE_AT && j >= 0 &&
+	    j < sp->nfuncs) {
+		i = last_sidx(sp, j);
+		o = put_bytes(o, sblk(sp, st, i), sblk_size(sp->sg[i].npure));
+	}
+	for (h = w->hhead[f]; h >= 0; h = w->hnext[h]) {
+		const struct st_func *hb = fblk(sp, st, h);
+
+		o = put_bytes(o, &h, sizeof(h));
+		o = put_bytes(o, &hb->gran, 1);
+		o = put_bytes(o, &hb->slot, 1);
+	}
+	return (size_t)(o - out);
+}
+
 /* The scratch schedule and its per-stage arrays, made on the first
  * pt_space_sched_scratch() with w. */
 static int scratch_new(const struct pt_space *sp, struct pt_space_work *w)
@@ -3892,8 +3978,27 @@ static int scratch_new(const struct pt_space *sp, struct pt_space_work *w)
 	w->ordv = calloc(ns, sizeof(*w->ordv));
 	w->nord = w->ordv ? (int)ns : 0;
 	w->ocap = calloc(ns, sizeof(*w->ocap));
-	if (!w->sched || !w->dcap || !w->ordv || !w->ocap ||
-	    pt_strvec_push(&w->sched->meta, "tuner=space")) {
+	w->moff = calloc((size_t)sp->nfuncs + 1, sizeof(*w->moff));
+	w->mlen = calloc((size_t)sp->nfuncs + 1, sizeof(*w->mlen));
+	w->hhead = calloc((size_t)sp->nfuncs + 1, sizeof(*w->hhead));
+	w->hnext = calloc((size_t)sp->nfuncs + 1, sizeof(*w->hnext));
+	if (w->moff && w->mlen && w->hhead && w->hnext) {
+		size_t tot = 0, most = 0, room;
+		int f;
+
+		for (f = 0; f < sp->nfuncs; f++) {
+			w->moff[f] = tot;
+			room = key_room(sp, f);
+			tot += room;
+			if (room > most)
+				most = room;
+		}
+		w->moff[sp->nfuncs] = tot;
+		w->mkey = malloc(tot + 1);
+		w->mtmp = malloc(most + 1);
+	}
+	if (!w->sched || !w->dcap || !w->ordv || !w->ocap || !w->mkey ||
+	    !w->mtmp || pt_strvec_push(&w->sched->meta, "tuner=space")) {
 		scratch_free(w);
 		return PT_ENOMEM;
 	}
@@ -3923,9 +4028,18 @@ static void scratch_free(struct pt_space_work *w)
 	free(w->ordv);
 	free(w->dcap);
 	free(w->ocap);
+	free(w->mkey);
+	free(w->mtmp);
+	free(w->moff);
+	free(w->mlen);
+	free(w->hhead);
+	free(w->hnext);
 	w->sched = NULL;
 	w->ordv = NULL;
 	w->dcap = w->ocap = NULL;
+	w->mkey = w->mtmp = NULL;
+	w->moff = w->mlen = NULL;
+	w->hhead = w->hnext = NULL;
 }
 
 int pt_space_sched_scratch(const struct pt_space *sp,
@@ -3941,18 +4055,27 @@ int pt_space_sched_scratch(const struct pt_space *sp,
 		return ret;
 	s = w->sched;
 	memcpy(s->key, sp->m->key, sizeof(s->key));
+	hosts(sp, st, w);
 	for (f = 0; f < s->nfuncs; f++) {
 		struct pt_sched_func *sf = &s->funcs[f];
+		size_t len = func_key(sp, st, w, f, w->mtmp);
 
+		/* Built from the same bytes of a state: the same entry. */
+		if (len == w->mlen[f] &&
+		    !memcmp(w->mtmp, w->mkey + w->moff[f], len))
+			continue;
 		sf->compute = PT_COMPUTE_ROOT;
 		sf->compute_at.func = sf->store_at.func = 0;
 		sf->compute_at.loop = sf->store_at.loop = NULL;
 		sf->store_root = 0;
 		for (i = 0; i < sf->nstages; i++)
 			sf->stages[i].ndirs = 0;
+		w->mlen[f] = 0;
+		if ((ret = build_func(sp, st, &sb, f, sf, w->loops[1])))
+			return ret;
+		memcpy(w->mkey + w->moff[f], w->mtmp, len);
+		w->mlen[f] = len;
 	}
-	if ((ret = build_sched(sp, st, &sb, s, w->loops[1])))
-		return ret;
 	*out = s;
 	return 0;
 }
