@@ -204,7 +204,11 @@ int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
  * is freed (pt_space_work_free() frees it). Its names are the space's
  * own strings and its arrays w's: read it, print it, featurize it, but
  * neither change nor pt_sched_free() it; pt_sched_copy() it to keep it.
- * The space must outlive w's use of it. */
+ * Each call rebuilds only the Funcs whose part of the state (their own
+ * blocks, their site's, the Funcs computed at them) differs from the
+ * state the last call built them from, so a search pricing siblings one
+ * after another rebuilds one Func or two. The space must outlive w's use
+ * of it, and w must be used with that one space. */
 int pt_space_sched_scratch(const struct pt_space *sp,
 			   const struct pt_space_state *st,
 			   struct pt_space_work *w,
