@@ -1066,30 +1066,82 @@ PT_TEST(transcendental_calls)
  * are root buffers. `pages` is the pipeline's, not a stage's, and is left
  * out; `strided_loads` is at most the shares', as an undecided Func is
  * priced as near (it may still be computed in the reader's tiles). */
+/* What the tests of partial states walk with: the model (owned), its
+ * space, a work area, two states, a features context, the prep and three
+ * buffers of m->nstages rows (of PT_FEAT_COUNT or PT_TERM_COUNT). */
+struct pwalk {
+	struct pt_model *m;
+	struct pt_space *sp;
+	struct pt_space_work *w;
+	struct pt_space_state *st, *ch;
+	struct pt_features *fx;
+	struct pt_cost_prep *prep;
+	double *buf[3];
+};
+
+static void pwalk_free(struct pwalk *x)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		free(x->buf[i]);
+	pt_cost_prep_free(x->prep);
+	pt_features_free(x->fx);
+	free(x->st);
+	free(x->ch);
+	pt_space_work_free(x->w);
+	pt_space_free(x->sp);
+	pt_model_free(x->m);
+}
+
+/* 1 when all of x is made for model m (NULL: a failure). */
+static int pwalk_init(struct pwalk *x, struct pt_model *m)
+{
+	size_t n = m ? (size_t)m->nstages *
+		((int)PT_FEAT_COUNT > (int)PT_TERM_COUNT ? (int)PT_FEAT_COUNT :
+		 (int)PT_TERM_COUNT) : 0;
+	int i;
+
+	memset(x, 0, sizeof(*x));
+	x->m = m;
+	if (!m || pt_space_new(m, NULL, &x->sp, NULL) ||
+	    !(x->w = pt_space_work_new(x->sp)) ||
+	    !(x->st = pt_space_state_new(x->sp)) ||
+	    !(x->ch = pt_space_state_new(x->sp)) ||
+	    pt_features_new(m, &x->fx, NULL) ||
+	    pt_cost_prep_new(m, x->fx, &x->prep, NULL))
+		return 0;
+	for (i = 0; i < 3; i++)
+		if (!(x->buf[i] = calloc(n, sizeof(double))))
+			return 0;
+	return 1;
+}
+
 static int partial_matches(const char *name, int walks, int *states)
 {
-	struct pt_model *m = pt_test_example(name);
-	struct pt_space *sp = NULL;
-	struct pt_space_work *w = NULL;
-	struct pt_space_state *st = NULL;
-	struct pt_features *fx = NULL;
-	struct pt_cost_prep *prep = NULL;
-	double *full = NULL, *part = NULL, *per = NULL;
+	struct pwalk x;
+	struct pt_model *m;
+	struct pt_space *sp;
+	struct pt_space_work *w;
+	struct pt_space_state *st;
+	struct pt_features *fx;
+	struct pt_cost_prep *prep;
+	double *full, *part, *per;
 	double tp[PT_TERM_COUNT], tf[PT_TERM_COUNT], sum[PT_TERM_COUNT];
 	uint64_t rng = 7;
 	int ok = 0, i, k, walk, next;
 
-	if (!m || pt_space_new(m, NULL, &sp, NULL) ||
-	    !(w = pt_space_work_new(sp)) || !(st = pt_space_state_new(sp)) ||
-	    pt_features_new(m, &fx, NULL) ||
-	    pt_cost_prep_new(m, fx, &prep, NULL) ||
-	    !(full = calloc((size_t)m->nstages * PT_FEAT_COUNT,
-			    sizeof(double))) ||
-	    !(part = calloc((size_t)m->nstages * PT_FEAT_COUNT,
-			    sizeof(double))) ||
-	    !(per = calloc((size_t)m->nstages * PT_TERM_COUNT,
-			   sizeof(double))))
+	if (!pwalk_init(&x, pt_test_example(name)))
 		goto out;
+	m = x.m;
+	sp = x.sp;
+	w = x.w;
+	st = x.st;
+	fx = x.fx;
+	prep = x.prep;
+	full = x.buf[0];
+	part = x.buf[1];
+	per = x.buf[2];
 	for (walk = 0; walk < walks; walk++) {
 		if (pt_space_root(sp, w, st))
 			goto out;
@@ -1144,15 +1196,7 @@ static int partial_matches(const char *name, int walks, int *states)
 	}
 	ok = 1;
 out:
-	free(full);
-	free(part);
-	free(per);
-	pt_cost_prep_free(prep);
-	pt_features_free(fx);
-	free(st);
-	pt_space_work_free(w);
-	pt_space_free(sp);
-	pt_model_free(m);
+	pwalk_free(&x);
 	return ok;
 }
 
@@ -1164,43 +1208,45 @@ out:
  * the prices compared in *n. */
 static int memo_matches(const char *name, int walks, int *n)
 {
-	struct pt_model *m = pt_test_bench_example(name);
-	struct pt_space *sp = NULL;
-	struct pt_space_work *w = NULL;
-	struct pt_space_state *st = NULL, *ch = NULL;
-	struct pt_features *fx = NULL;
-	struct pt_cost_prep *prep = NULL;
+	struct pwalk x;
+	struct pt_space *sp;
+	struct pt_space_work *w;
+	struct pt_space_state *st, *ch;
+	struct pt_features *fx;
+	struct pt_cost_prep *prep;
 	struct pt_cost_memo *memo = NULL;
-	double *rows = NULL;
+	double *rows;
 	double t0[PT_TERM_COUNT], t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
 	uint64_t rng = 11;
 	int ok = 0, walk, c, next;
 
-	if (!m || pt_space_new(m, NULL, &sp, NULL) ||
-	    !(w = pt_space_work_new(sp)) || !(st = pt_space_state_new(sp)) ||
-	    !(ch = pt_space_state_new(sp)) || pt_features_new(m, &fx, NULL) ||
-	    pt_cost_prep_new(m, fx, &prep, NULL) ||
-	    !(memo = pt_cost_memo_new(prep)) ||
-	    !(rows = calloc((size_t)m->nstages * PT_FEAT_COUNT,
-			    sizeof(double))))
+	if (!pwalk_init(&x, pt_test_bench_example(name)) ||
+	    !(memo = pt_cost_memo_new(x.prep)))
 		goto out;
+	sp = x.sp;
+	w = x.w;
+	st = x.st;
+	ch = x.ch;
+	fx = x.fx;
+	prep = x.prep;
+	rows = x.buf[0];
 	for (walk = 0; walk < walks; walk++) {
 		if (pt_space_root(sp, w, st))
 			goto out;
 		while (!pt_space_next(sp, st, &next, NULL, NULL)) {
 			for (c = 0; c < 5; c++) {
 				const struct pt_sched *s = NULL;
-				const struct pt_space_state *x = st;
+				const struct pt_space_state *at = st;
 				int first = 0;
 
 				if (c && pt_space_random_child(sp, st, w, &rng,
 							       ch))
 					goto out;
 				if (c)
-					x = ch;
-				if (pt_space_next(sp, x, &first, NULL, NULL))
+					at = ch;
+				if (pt_space_next(sp, at, &first, NULL, NULL))
 					first = 0;
-				if (pt_space_sched_scratch(sp, x, w, &s) ||
+				if (pt_space_sched_scratch(sp, at, w, &s) ||
 				    pt_features_compute_partial(fx, s, first,
 								rows, NULL))
 					continue;
@@ -1227,15 +1273,8 @@ static int memo_matches(const char *name, int walks, int *n)
 	}
 	ok = 1;
 out:
-	free(rows);
 	pt_cost_memo_free(memo);
-	pt_cost_prep_free(prep);
-	pt_features_free(fx);
-	free(st);
-	free(ch);
-	pt_space_work_free(w);
-	pt_space_free(sp);
-	pt_model_free(m);
+	pwalk_free(&x);
 	return ok;
 }
 
