@@ -1801,20 +1801,7 @@ static double heap_plan(const struct pt_cost_prep *p,
 	return mapped;
 }
 
-/* Page faults per run of the pipeline from its allocations (`pages`), in
- * the steady state of repeated runs (the fourth of four, or the first
- * that leaves the heap as it found it: the runs after it repeat it). Each
- * Func realized once (at root) is allocated when it is produced, one
- * block per value of a Tuple, in the model's order (producers first), and
- * freed right after the production of the last Func at root that reads
- * it, directly or through Funcs inlined or computed inside loops (Halide
- * frees buffers after their last use). The Funcs realized many times
- * inside that production are allocated and freed as heap_group() says:
- * each realization reuses the blocks of the one before unless their frees
- * trim the top (one heap for all threads: the arenas of other threads
- * trim the same way). Blocks over MMAP_MAX are mapped afresh at every
- * realization. The heap starts with the mapping threshold RunGen leaves
- * (rungen_threshold()). */
+/* One thread's memo of heap_faults()'s last plan (pt_cost.h). */
 struct pt_cost_memo {
 	size_t cap;           /* bytes of room in each key buffer */
 	size_t len;           /* bytes of the last plan's key; 0: none */
@@ -1893,6 +1880,20 @@ static size_t plan_key(const struct heap_plan *pl, unsigned char *out)
 	return (size_t)(o - out);
 }
 
+/* Page faults per run of the pipeline from its allocations (`pages`), in
+ * the steady state of repeated runs (the fourth of four, or the first
+ * that leaves the heap as it found it: the runs after it repeat it). Each
+ * Func realized once (at root) is allocated when it is produced, one
+ * block per value of a Tuple, in the model's order (producers first), and
+ * freed right after the production of the last Func at root that reads
+ * it, directly or through Funcs inlined or computed inside loops (Halide
+ * frees buffers after their last use). The Funcs realized many times
+ * inside that production are allocated and freed as heap_group() says:
+ * each realization reuses the blocks of the one before unless their frees
+ * trim the top (one heap for all threads: the arenas of other threads
+ * trim the same way). Blocks over MMAP_MAX are mapped afresh at every
+ * realization. The heap starts with the mapping threshold RunGen leaves
+ * (rungen_threshold()). */
 static double heap_faults(const struct pt_cost_prep *p,
 			  const struct pt_features *fx, const double *rows,
 			  struct pt_cost_memo *mm)

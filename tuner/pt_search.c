@@ -878,8 +878,7 @@ static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
 			size_t m = 0, ok = 0;
 
 			for (i = 0; i < kids.n; i++) {
-				if ((ret = bhash(r, &kids.v[i], p - 1,
-						       &h)))
+				if ((ret = bhash(r, &kids.v[i], p - 1, &h)))
 					goto out;
 				kids.v[i].dup = !hset_has(allowed, h);
 				ok += !kids.v[i].dup;
