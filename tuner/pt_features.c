@@ -20,9 +20,13 @@
  *      inlined Funcs), and footprints read at root, per realization, per
  *      production, per task and per vector.
  *   5. Inlined Funcs: how many times each is evaluated.
+ * Pass 4 is skipped for a stage whose inputs are the bytes they were when
+ * its row was last computed (row_key(), struct fx_smemo): the row kept
+ * then is copied, and only its working sets computed.
  * All scratch lives in the context and grows only when a schedule needs
- * more loops than any before, or when a new inlined set's reads at root
- * are kept (struct fx_rootset, a bounded number of sets).
+ * more loops than any before, when a new inlined set's reads at root
+ * are kept (struct fx_rootset, a bounded number of sets), or when a
+ * stage's key is longer than any before.
  */
 #include "protune/pt_features.h"
 
@@ -101,12 +105,21 @@ struct fx_grp {
  * need them. */
 struct fx_rootset {
 	uint64_t *key;     /* fx->words words of fx->inl */
+	uint64_t gen;      /* which set it is: never the same for two */
 	struct pt_box *rroot;  /* per Func */
 	int *rd_first;     /* per stage: first of its reads, -1: not yet */
 	int *rd_n;         /* per stage: how many */
 	int n, cap;        /* reads kept, room for them */
 	int *node;
 	struct pt_box *box;
+};
+
+/* A stage's row as it was last computed (all but the working sets), and
+ * the bytes of everything that row was computed from (row_key()). */
+struct fx_smemo {
+	unsigned char *key;
+	size_t len, cap;   /* len 0: nothing kept */
+	double row[PT_FEAT_COUNT];
 };
 
 /* A load of another Func by a stage, in model order (inlined_counts()):
@@ -161,7 +174,17 @@ struct pt_features {
 	/* the root pass of the last few inlined sets met, replaced in
 	 * turn; rcur is the current schedule's */
 	int rcap, rn, rnext, rcur;
+	uint64_t rgen;     /* the last set's gen */
 	struct fx_rootset *rset;
+	/* per stage, its row as last computed (row_key()) */
+	struct fx_smemo *sm;
+	unsigned char *kbuf;  /* the key being built */
+	size_t kcap;
+	/* rows looked up and found in this schedule, whether the last
+	 * schedule that looked them up found one in 8 or more, and the
+	 * schedules featurized: where rows are seldom found again (random
+	 * complete schedules), keys are built for two schedules in 16 */
+	unsigned mtries, mhits, mlast, nsched;
 };
 
 /* --- names ---------------------------------------------------------------- */
@@ -553,6 +576,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	fx->fn = calloc((size_t)m->nfuncs, sizeof(*fx->fn));
 	fx->inl = calloc((size_t)fx->words + 1, sizeof(*fx->inl));
 	fx->copies = calloc((size_t)m->nfuncs, sizeof(*fx->copies));
+	fx->sm = calloc((size_t)m->nstages + 1, sizeof(*fx->sm));
 	/* a set's regions and about four boxes read per stage */
 	fx->rcap = FX_ROOTBYTES / ((int)sizeof(struct pt_box) *
 				   (m->nfuncs + 4 * m->nstages) + 1);
@@ -578,7 +602,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	    !fx->st || !fx->last || !fx->bytes || !fx->lanes || !fx->nd ||
 	    !fx->nbytes || !fx->nregion || !fx->nalloc ||
 	    !fx->acc_first || !fx->coord_first || !fx->jac || !fx->unknown ||
-	    !fx->algo || !fx->fn || !fx->inl || !fx->copies ||
+	    !fx->algo || !fx->fn || !fx->inl || !fx->copies || !fx->sm ||
 	    !fx->grp_first || !fx->grp || !fx->call_first || !fx->call ||
 	    pt_fp_acc_init(&fx->acc, fx->fp) ||
 	    pt_fp_acc_init(&fx->acc2, fx->fp) || grow_loops(fx, 256)) {
@@ -706,7 +730,20 @@ void pt_features_free(struct pt_features *fx)
 		free(fx->rset[i].box);
 	}
 	free(fx->rset);
+	for (i = 0; fx->sm && i < fx->nstages; i++)
+		free(fx->sm[i].key);
+	free(fx->sm);
+	free(fx->kbuf);
 	free(fx);
+}
+
+void pt_features_forget(struct pt_features *fx)
+{
+	int i;
+
+	for (i = 0; i < fx->nstages; i++)
+		fx->sm[i].len = 0;
+	fx->mtries = fx->mhits = fx->mlast = fx->nsched = 0;
 }
 
 const double *pt_features_algo(const struct pt_features *fx, int stage)
@@ -1292,6 +1329,7 @@ static void root_keep(struct pt_features *fx)
 
 	fx->rcur = fx->rnext;
 	fx->rnext = (fx->rnext + 1) % fx->rcap;
+	r->gen = ++fx->rgen;
 	if (fx->rn < fx->rcap)
 		fx->rn++;
 	memcpy(r->key, fx->inl, (size_t)fx->words * sizeof(*fx->inl));
@@ -1971,7 +2009,17 @@ static void stage_features(struct pt_features *fx, int sidx, double *o)
 		   &o[PT_FEAT_BYTES_READ_PER_VECTOR],
 		   &o[PT_FEAT_LINES_READ_PER_VECTOR], NULL);
 
-	/* working sets */
+}
+
+/* The working sets of stage `sidx`, whose last parallel loop is `par`
+ * (-1: none). They depend on every allocation in the pipeline (the one at
+ * root on all of them), so they are never kept with the rest of a row. */
+static void stage_wsets(const struct pt_features *fx, int sidx, int par,
+			double *o)
+{
+	int f = fx->m->stages[sidx].func;
+	const struct fx_func *fn = &fx->fn[f];
+
 	o[PT_FEAT_WORKING_SET] = fn->inside;
 	o[PT_FEAT_WORKING_SET_AT_PRODUCTION] = wset(fx, fn->cj, fn->cp);
 	o[PT_FEAT_WORKING_SET_AT_REALIZATION] = wset(fx, fn->sj, fn->sp);
@@ -1981,6 +2029,167 @@ static void stage_features(struct pt_features *fx, int sidx, double *o)
 	else
 		o[PT_FEAT_WORKING_SET_AT_TASK] = wset(fx, fn->tj, fn->tp);
 	o[PT_FEAT_WORKING_SET_AT_ROOT] = fx->wroot;
+}
+
+/* The last parallel loop of stage `sidx`, or -1. */
+static int last_parallel(const struct pt_features *fx, int sidx)
+{
+	const struct fx_stage *fs = &fx->st[sidx];
+	int i;
+
+	for (i = fs->nloops - 1; i >= 0; i--)
+		if (fx->loops[fs->first + i].kind == PT_LOOP_PARALLEL)
+			return i;
+	return -1;
+}
+
+static unsigned char *kput(unsigned char *o, const void *p, size_t n)
+{
+	memcpy(o, p, n);
+	return o + n;
+}
+
+/* n int64_t values (a few: a loop, not a call to memcpy) */
+static unsigned char *kput64(unsigned char *o, const int64_t *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		o = kput(o, &v[i], sizeof(v[i]));
+	return o;
+}
+
+static unsigned char *kbox(unsigned char *o, const struct pt_box *b, int n)
+{
+	return kput64(kput64(o, b->lo, n), b->hi, n);
+}
+
+/* The key of stage `sidx`'s row but its working sets, into fx->kbuf: the
+ * bytes of everything stage_features() reads that is not fixed by the
+ * model. Those are
+ * - which Funcs are inlined (the root set's gen): through them the loads
+ *   are walked and the footprints read;
+ * - the stage's loops and its dims' boxes in one production;
+ * - its Func's sites, regions, counts and realized bytes;
+ * - for each Func it reads (the nodes its reads at root meet, the same
+ *   for every box): the region it is stored with, its realized bytes and
+ *   whether it is computed inside the task site the reads per task leave
+ *   out.
+ * Its length, or -1 when it cannot be built (no memory). */
+static long row_key(struct pt_features *fx, int sidx, int par)
+{
+	const struct pt_model *m = fx->m;
+	const struct pt_stage *st = &m->stages[sidx];
+	int f = st->func, nargs = m->funcs[f].nargs, i, n, tj, tp;
+	const struct fx_func *fn = &fx->fn[f];
+	const struct fx_stage *fs = &fx->st[sidx];
+	const struct pt_feat_loop *l = &fx->loops[fs->first];
+	struct fx_rootset *r = &fx->rset[fx->rcur];
+	const size_t bx = 2 * PT_FP_MAXDIMS * sizeof(int64_t);
+	unsigned char *o;
+	size_t need;
+	int ints[6];
+
+	if (r->rd_first[sidx] < 0) {
+		struct pt_box d;
+
+		pt_fp_stage_dims(fx->fp, sidx, &fn->rroot, &d);
+		if (root_keep_reads(fx, r, sidx, &d))
+			return -1;
+	}
+	need = sizeof(r->gen) + bx + sizeof(double) + sizeof(int) +
+		(size_t)fs->nloops * (4 * sizeof(int) + 2 * sizeof(int64_t)) +
+		sizeof(ints) + 4 * sizeof(double) + 4 * bx +
+		(size_t)r->rd_n[sidx] * (sizeof(int) + 1 + bx +
+					 sizeof(double));
+	if (need > fx->kcap) {
+		unsigned char *b = realloc(fx->kbuf, need);
+
+		if (!b)
+			return -1;
+		fx->kbuf = b;
+		fx->kcap = need;
+	}
+	o = kput(fx->kbuf, &r->gen, sizeof(r->gen));
+	o = kput64(o, fs->lo, st->ndims);
+	o = kput64(o, fs->ext, st->ndims);
+	o = kput(o, &fs->points, sizeof(fs->points));
+	o = kput(o, &fs->nloops, sizeof(fs->nloops));
+	for (i = 0; i < fs->nloops; i++) {
+		int v[4] = { l[i].dim, l[i].kind, l[i].is_split_inner,
+			     l[i].tail };
+
+		o = kput(o, v, sizeof(v));
+		o = kput(o, &l[i].extent, sizeof(l[i].extent));
+		o = kput(o, &l[i].stride, sizeof(l[i].stride));
+	}
+	ints[0] = fn->cj, ints[1] = fn->cp, ints[2] = fn->sj;
+	ints[3] = fn->sp, ints[4] = fn->tj, ints[5] = fn->tp;
+	o = kput(o, ints, sizeof(ints));
+	o = kput(o, &fn->prod, sizeof(fn->prod));
+	o = kput(o, &fn->real, sizeof(fn->real));
+	o = kput(o, &fn->outer_par, sizeof(fn->outer_par));
+	o = kput(o, &fn->bytes_real, sizeof(fn->bytes_real));
+	o = kbox(o, &fn->rc, nargs);
+	o = kbox(o, &fn->rs, nargs);
+	o = kbox(o, &fn->rt, nargs);
+	o = kbox(o, &fn->rroot, nargs);
+	/* the task site stage_features() gives reads_memo() */
+	if (par >= 0) {
+		tj = sidx == fx->last[f] ? f : -1;
+		tp = par;
+	} else {
+		tj = fn->tj;
+		tp = fn->tp;
+	}
+	for (i = 0; i < r->rd_n[sidx]; i++) {
+		unsigned char in;
+
+		n = r->node[r->rd_first[sidx] + i];
+		o = kput(o, &n, sizeof(n));
+		if (n >= fx->nfuncs || fx->fn[n].inl)
+			continue;
+		in = tj >= 0 && n != tj && inside(fx, n, tj, tp);
+		o = kput(o, &in, 1);
+		o = kbox(o, &fx->fn[n].rs, fx->nd[n]);
+		o = kput(o, &fx->fn[n].bytes_real,
+			 sizeof(fx->fn[n].bytes_real));
+	}
+	return (long)(o - fx->kbuf);
+}
+
+/* Stage `sidx`'s row into o: with `kept`, taken from the last time its
+ * key was the same, or computed and kept; otherwise computed. */
+static void stage_row(struct pt_features *fx, int sidx, int kept, double *o)
+{
+	struct fx_smemo *sm = &fx->sm[sidx];
+	int par = last_parallel(fx, sidx);
+	long len = kept ? row_key(fx, sidx, par) : -1;
+
+	fx->mtries += kept;
+	if (len > 0 && sm->len == (size_t)len &&
+	    !memcmp(sm->key, fx->kbuf, (size_t)len)) {
+		memcpy(o, sm->row, sizeof(sm->row));
+		fx->mhits++;
+	} else {
+		stage_features(fx, sidx, o);
+		if (kept)
+			sm->len = 0;
+		if (len > 0) {
+			/* the key built becomes the stage's: buffers swapped,
+			 * not copied */
+			unsigned char *k = sm->key;
+			size_t cap = sm->cap;
+
+			sm->key = fx->kbuf;
+			sm->cap = fx->kcap;
+			sm->len = (size_t)len;
+			fx->kbuf = k;
+			fx->kcap = cap;
+			memcpy(sm->row, o, sizeof(sm->row));
+		}
+	}
+	stage_wsets(fx, sidx, par, o);
 }
 
 /* --- pass 5: inlined Funcs ------------------------------------------------ */
@@ -2036,7 +2245,7 @@ int pt_features_compute_partial(struct pt_features *fx,
 				double *out, struct pt_error *err)
 {
 	const struct pt_model *m = fx->m;
-	int f, k, ret;
+	int f, k, ret, kept;
 
 	if (!s)
 		return pt_error_set(err, PT_EINVAL, "no schedule");
@@ -2050,11 +2259,19 @@ int pt_features_compute_partial(struct pt_features *fx,
 	 * stage_features() leaves unset is 0 rather than what the buffer
 	 * held (it sets them all now; a cheap guard for the next one). */
 	memset(out, 0, (size_t)m->nstages * PT_FEAT_COUNT * sizeof(*out));
+	/* Keys cost about as much as the rows they save when most rows
+	 * are new: then only two schedules in 16 (one to keep rows, one to
+	 * find them) look rows up, until one finds enough again. */
+	kept = fx->mlast || (fx->nsched & 15) <= 1;
+	fx->nsched++;
+	fx->mtries = fx->mhits = 0;
 	for (f = first; f < m->nfuncs; f++)
 		for (k = 0; k < m->funcs[f].nstages && !fx->fn[f].inl; k++)
-			stage_features(fx, m->funcs[f].first_stage + k,
-				       &out[(size_t)(m->funcs[f].first_stage +
-						     k) * PT_FEAT_COUNT]);
+			stage_row(fx, m->funcs[f].first_stage + k, kept,
+				  &out[(size_t)(m->funcs[f].first_stage + k) *
+				       PT_FEAT_COUNT]);
+	if (kept && fx->mtries)
+		fx->mlast = fx->mhits >= (fx->mtries + 7) / 8;
 	memset(fx->copies, 0, (size_t)m->nfuncs * sizeof(*fx->copies));
 	for (k = 0; k < m->nstages; k++)
 		if (m->stages[k].func >= first &&

@@ -17,7 +17,8 @@
  * footprints (pt_footprint.h), the access Jacobians and the algorithm
  * features, and owns the scratch memory pt_features_compute() needs, so
  * featurizing a schedule allocates nothing once the scratch has grown to
- * the largest schedule seen. It also keeps, for the last few sets of
+ * the largest schedule seen (pt_features_forget() below says what else it
+ * keeps between schedules). It also keeps, for the last few sets of
  * inlined Funcs it met (at most 64 sets, about 2 MB), the part of the
  * features that depends on that set alone (the regions at root and what
  * each stage reads at root); a set met again reuses it, with the same
@@ -167,6 +168,17 @@ int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
 int pt_features_compute_partial(struct pt_features *fx,
 				const struct pt_sched *s, int first,
 				double *out, struct pt_error *err);
+
+/* The context keeps, per stage, the row it last computed for it (but the
+ * working sets, which depend on every allocation) with the bytes of
+ * everything that row was computed from: the stage's loops and boxes, its
+ * Func's sites, regions and counts, the inlined set, and the storage of
+ * the Funcs it reads. A stage whose inputs are the same bytes again gets
+ * that row back, bit for bit what computing it gives; a search pricing a
+ * parent's children one after another recomputes only the rows their
+ * decision changed. pt_features_forget() drops what is kept, so that the
+ * next schedule's rows are all computed (tests compare the two). */
+void pt_features_forget(struct pt_features *fx);
 
 /* One loop of a stage as the last pt_features_compute() saw it, outermost
  * first: the schedule's loop nest (pt_sched_nest()) with the extent of one

@@ -1278,6 +1278,110 @@ out:
 	return ok;
 }
 
+/* Featurize states of random walks on the space of `m` (owned), at each
+ * state four of its children drawn at random (siblings in a row, as a
+ * beam prices them), then random complete states in a row (as MCTS's
+ * rollouts), each with the rows kept from the states before and with a
+ * second context that forgets them first: the rows must be the same
+ * bits. Counts the states compared in *n. */
+static int rows_kept_match(struct pt_model *m, int walks, int *n)
+{
+	struct pwalk x;
+	struct pt_features *ref = NULL;
+	const struct pt_space_state *at;
+	double *kept, *fresh;
+	size_t bytes;
+	uint64_t rng = 5;
+	int ok = 0, walk, c, next, i, k, first;
+
+	if (!pwalk_init(&x, m) || pt_features_new(x.m, &ref, NULL))
+		goto out;
+	kept = x.buf[0];
+	fresh = x.buf[1];
+	bytes = (size_t)x.m->nstages * PT_FEAT_COUNT * sizeof(double);
+	for (walk = 0; walk < 2 * walks; walk++) {
+		if (pt_space_root(x.sp, x.w, x.st))
+			goto out;
+		for (;;) {
+			int done = pt_space_next(x.sp, x.st, &next, NULL,
+						 NULL) != 0;
+
+			for (c = 0; c < (done ? 1 : 5); c++) {
+				const struct pt_sched *s = NULL;
+
+				at = x.st;
+				if (walk >= walks &&
+				    pt_space_random_complete(x.sp, x.st, x.w,
+							     &rng, x.ch))
+					goto out;
+				if (walk < walks && c &&
+				    pt_space_random_child(x.sp, x.st, x.w,
+							  &rng, x.ch))
+					goto out;
+				if (walk >= walks || c)
+					at = x.ch;
+				if (pt_space_next(x.sp, at, &first, NULL,
+						  NULL))
+					first = 0;
+				if (pt_space_sched_scratch(x.sp, at, x.w, &s))
+					goto out;
+				pt_features_forget(ref);
+				if (pt_features_compute_partial(x.fx, s, first,
+								kept, NULL) ||
+				    pt_features_compute_partial(ref, s, first,
+								fresh, NULL))
+					goto out;
+				if (memcmp(kept, fresh, bytes)) {
+					for (i = 0; i < x.m->nstages *
+					     PT_FEAT_COUNT; i++)
+						if (memcmp(&kept[i], &fresh[i],
+							   sizeof(double)))
+							break;
+					k = i % PT_FEAT_COUNT;
+					fprintf(stderr, "  %s: stage %d's %s "
+						"kept %g, computed %g\n",
+						x.m->generator,
+						i / PT_FEAT_COUNT,
+						pt_feat_name(k), kept[i],
+						fresh[i]);
+					goto out;
+				}
+				(*n)++;
+			}
+			if (done || walk >= walks)
+				break;
+			if (pt_space_random_child(x.sp, x.st, x.w, &rng, x.st))
+				goto out;
+		}
+	}
+	ok = 1;
+out:
+	pt_features_free(ref);
+	pwalk_free(&x);
+	return ok;
+}
+
+PT_TEST(rows_kept_are_rows_computed)
+{
+	static const char *const names[] = {
+		"interpolate", "local_laplacian", "camera_pipe", "unsharp",
+		"blur", "harris", "hist_eq", "stencil_chain", "max_filter",
+		"bilateral_grid", "matmul", "conv_layer", "iir_blur",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int n = 0;
+
+		PT_CHECK(rows_kept_match(pt_test_example(names[i]), 16, &n));
+		PT_CHECK(n > 80);
+		n = 0;
+		PT_CHECK(rows_kept_match(pt_test_bench_example(names[i]), 8,
+					 &n));
+		PT_CHECK(n > 80);
+	}
+}
+
 PT_TEST(memo_changes_nothing)
 {
 	static const char *const names[] = {
@@ -1350,4 +1454,6 @@ PT_SUITE(cost,
 	 { "a transcendental call costs the instructions it compiles to",
 	   transcendental_calls },
 	 { "partial states featurize and price their decided Funcs only",
-	   partial_states_price_decided_funcs });
+	   partial_states_price_decided_funcs },
+	 { "rows kept from earlier schedules are the rows computed",
+	   rows_kept_are_rows_computed });
