@@ -1801,18 +1801,51 @@ static double heap_plan(const struct pt_cost_prep *p,
 	return mapped;
 }
 
-/* One thread's memo of heap_faults()'s last plan (pt_cost.h). */
+/* A stage's terms as they were last computed (stage_one()) and the bytes
+ * of everything they were computed from (terms_key()). */
+struct tmemo {
+	unsigned char *key;
+	size_t len, cap;      /* len 0: nothing kept */
+	double t[PT_TERM_COUNT];
+};
+
+/* One thread's memo (pt_cost.h): heap_faults()'s last plan, and the
+ * stages' terms. */
 struct pt_cost_memo {
 	size_t cap;           /* bytes of room in each key buffer */
 	size_t len;           /* bytes of the last plan's key; 0: none */
 	double faults;        /* its pages, less the mapped blocks' */
 	unsigned char *last;  /* the last plan's key */
 	unsigned char *key;   /* room for the next one */
+	/* per stage, its terms as last computed; the key being built; per
+	 * Func, a stamp of the last key that listed it */
+	struct tmemo *st;
+	unsigned char *kbuf;  /* TKEY_BYTES() */
+	size_t kcap, klen;
+	unsigned *seen, stamp;
+	int *stack;           /* per Func: the walk of terms_key() */
+	unsigned char *g;     /* per Func: its flags in this schedule */
+	/* as in pt_features.c: stages looked up and found in this
+	 * schedule, whether the last schedule that looked them up found
+	 * one in 8, and the schedules priced */
+	unsigned tries, hits, lastok, nsched;
+	int nstages;
 };
 
 /* At most HEAP_FUNCS Funcs, each: root, nblk, real and 4 blocks; its
  * group (count and members); its freed chain and end; then the pin. */
 #define MEMO_BYTES(nf) ((size_t)(nf) * 68 + 16)
+
+/* The most bytes terms_key() writes for a model of nfuncs Funcs: the
+ * first Func, the flags, a row, the stage's loops, up to 32 sites with
+ * their loops, and each Func read once with its box and bytes. */
+#define KLOOPS (sizeof(int) + PT_FEAT_MAXLOOPS * (4 * sizeof(int) + \
+						   2 * sizeof(int64_t)))
+#define TKEY_BYTES(nf) (sizeof(int) + (size_t)(nf) + \
+			PT_FEAT_COUNT * sizeof(double) + KLOOPS + \
+			32 * (2 * sizeof(int) + KLOOPS) + \
+			(size_t)(nf) * (sizeof(int) + sizeof(double) + \
+					sizeof(struct pt_box)))
 
 struct pt_cost_memo *pt_cost_memo_new(const struct pt_cost_prep *p)
 {
@@ -1821,10 +1854,18 @@ struct pt_cost_memo *pt_cost_memo_new(const struct pt_cost_prep *p)
 
 	if (!mm)
 		return NULL;
+	mm->nstages = p->m->nstages;
 	mm->cap = MEMO_BYTES(nf);
 	mm->last = malloc(mm->cap);
 	mm->key = malloc(mm->cap);
-	if (!mm->last || !mm->key) {
+	mm->st = calloc((size_t)p->m->nstages + 1, sizeof(*mm->st));
+	mm->kcap = TKEY_BYTES(p->m->nfuncs);
+	mm->kbuf = malloc(mm->kcap);
+	mm->seen = calloc((size_t)p->m->nfuncs + 1, sizeof(*mm->seen));
+	mm->stack = calloc((size_t)p->m->nfuncs + 1, sizeof(*mm->stack));
+	mm->g = calloc((size_t)p->m->nfuncs + 1, 1);
+	if (!mm->last || !mm->key || !mm->st || !mm->seen || !mm->stack ||
+	    !mm->g || !mm->kbuf) {
 		pt_cost_memo_free(mm);
 		return NULL;
 	}
@@ -1833,8 +1874,17 @@ struct pt_cost_memo *pt_cost_memo_new(const struct pt_cost_prep *p)
 
 void pt_cost_memo_free(struct pt_cost_memo *mm)
 {
+	int i;
+
 	if (!mm)
 		return;
+	for (i = 0; mm->st && i < mm->nstages; i++)
+		free(mm->st[i].key);
+	free(mm->st);
+	free(mm->seen);
+	free(mm->stack);
+	free(mm->g);
+	free(mm->kbuf);
 	free(mm->last);
 	free(mm->key);
 	free(mm);
@@ -1966,6 +2016,234 @@ void pt_cost_stage_terms(const struct pt_cost_prep *p,
 	stage_terms(p, fx, rows, 0, NULL, terms, per);
 }
 
+/* Add stage s's terms to t: for an inlined Func, the work it adds to
+ * its readers (whose largest speedup over it is inl_eff[its Func], for
+ * Funcs below INL_MAX); `reg`: promoted(). */
+static void stage_one(const struct pt_cost_prep *p,
+		      const struct pt_features *fx, const double *rows,
+		      int first, int s, const double *inl_eff,
+		      const unsigned char *reg, double *t)
+{
+	const struct pt_model *m = p->m;
+	double cores = p->cores;
+	int vbytes = p->vbytes;
+	const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
+	const struct pt_stage *st = &m->stages[s];
+	const struct cp_stage *cs = &p->st[s];
+	double eff, lanes, vregs, scal, nv, ns, sregs;
+	int inl = !(r[PT_FEAT_NUM_PRODUCTIONS] > 0);
+
+	lanes = r[PT_FEAT_VECTOR_SIZE] > 1 ? r[PT_FEAT_VECTOR_SIZE] : 1;
+	nv = r[PT_FEAT_NUM_VECTORS];
+	ns = r[PT_FEAT_NUM_SCALARS];
+	op_counts(p, cs, lanes, &vregs, &scal);
+	if (inl) {
+		/* Evaluated inside its readers: their speedup. */
+		eff = st->func < INL_MAX ? inl_eff[st->func] :
+			reader_speedup(m, rows, s, cores);
+		if (eff < 1)
+			eff = 1;
+		t[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
+		t[PT_TERM_SCALAR_OPS] += ns * scal / eff;
+		return;
+	}
+	eff = speedup(r[PT_FEAT_INNER_PARALLELISM] *
+		      r[PT_FEAT_OUTER_PARALLELISM], cores);
+	sregs = ceil(lanes * (r[PT_FEAT_BYTES_AT_ROOT] /
+			      (r[PT_FEAT_POINTS_MINIMUM] > 0 ?
+			       r[PT_FEAT_POINTS_MINIMUM] : 1)) / vbytes);
+	if (!(sregs >= 1))
+		sregs = 1;
+	t[PT_TERM_STAGES] += 1;
+	t[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
+	t[PT_TERM_SCALAR_OPS] += ns * scal / eff;
+	load_terms(p, fx, rows, first, s, eff, reg, t);
+	if (!(st->func < INL_MAX && reg[st->func]))
+		t[PT_TERM_STORES] += (nv * sregs + ns) / eff;
+	{
+		/* Cache lines moved: the bytes, plus one partly
+		 * used line at the end of each contiguous run. */
+		double lines = r[PT_FEAT_NUM_PRODUCTIONS] *
+			(r[PT_FEAT_BYTES_READ_PER_PRODUCTION] / 64 +
+			 r[PT_FEAT_LINES_READ_PER_PRODUCTION]);
+		double ws = r[PT_FEAT_BYTES_READ_PER_PRODUCTION] +
+			r[PT_FEAT_BYTES_AT_PRODUCTION];
+
+		t[PT_TERM_LINES] += lines / eff;
+		t[PT_TERM_L2_LINES] += lines * miss(ws, L2_BYTES) / eff;
+		/* What a Func writes to a buffer too large for L2
+		 * goes out to the shared cache or memory, and comes
+		 * back when its consumers read it (those reads are
+		 * in l2_lines). The output's writes are the same
+		 * for every schedule. */
+		if (!m->funcs[st->func].is_output)
+			t[PT_TERM_SPILL_LINES] +=
+				r[PT_FEAT_NUM_REALIZATIONS] *
+				r[PT_FEAT_BYTES_AT_REALIZATION] / 64 *
+				miss(r[PT_FEAT_BYTES_AT_REALIZATION],
+				     L2_BYTES) / eff;
+	}
+	if (st->index == 0 && !m->funcs[st->func].is_output &&
+	    r[PT_FEAT_BYTES_AT_REALIZATION] > STACK_MAX)
+		t[PT_TERM_ALLOCS] += r[PT_FEAT_NUM_REALIZATIONS] / eff;
+	if (r[PT_FEAT_INNER_PARALLELISM] > 1)
+		t[PT_TERM_TASKS] += r[PT_FEAT_NUM_PRODUCTIONS] *
+			r[PT_FEAT_INNER_PARALLELISM];
+	t[PT_TERM_LOOPS] += loop_iterations(fx, r, s) / eff;
+	t[PT_TERM_PRODUCTIONS] += r[PT_FEAT_NUM_PRODUCTIONS] / eff;
+}
+
+/* --- stage terms kept between schedules ------------------------------------ */
+
+static unsigned char *kput(unsigned char *o, const void *v, size_t n)
+{
+	memcpy(o, v, n);
+	return o + n;
+}
+
+/* n loops: for each, what the walks read of it */
+static unsigned char *kloops(unsigned char *o, const struct pt_feat_loop *l,
+			     int n)
+{
+	int i;
+
+	o = kput(o, &n, sizeof(n));
+	for (i = 0; i < n; i++) {
+		int v[4] = { l[i].dim, l[i].kind, l[i].is_split_inner,
+			     l[i].tail };
+
+		o = kput(o, v, sizeof(v));
+		o = kput(o, &l[i].extent, sizeof(l[i].extent));
+		o = kput(o, &l[i].stride, sizeof(l[i].stride));
+	}
+	return o;
+}
+
+/* Whether this schedule's stages are looked up (two schedules in 16
+ * when the last that looked found fewer than one in 8, as in
+ * pt_features.c), and if so, each Func's flags that every stage's terms
+ * may depend on: promoted to registers, inlined (a decided Func). */
+static int terms_memo_start(const struct pt_cost_prep *p, const double *rows,
+			    int first, const unsigned char *reg,
+			    struct pt_cost_memo *mm)
+{
+	int f, use = mm->lastok || (mm->nsched & 15) <= 1;
+
+	mm->nsched++;
+	mm->tries = mm->hits = 0;
+	for (f = 0; use && f < p->m->nfuncs; f++)
+		mm->g[f] = (unsigned char)((f < INL_MAX && reg[f]) |
+					   (f >= first &&
+					    is_inlined(rows, p->m, f)) << 1);
+	return use;
+}
+
+/* The key of non-inlined stage s's terms, into mm->kbuf (mm->klen bytes,
+ * at most TKEY_BYTES()): the bytes of everything
+ * stage_one() reads that the model does not fix. Those are the first
+ * decided Func, every Func's flags (terms_memo_start()), the stage's row
+ * but its working sets, its loops, the sites its Func is computed in up
+ * to root with their loops out to the site (the hoisting out of a
+ * consumer's loops, the partitioned loops), and each Func its loads
+ * reach, through the decided Funcs inlined: its storage (row pitches)
+ * and its realized bytes (how far it lives). */
+static void terms_key(const struct pt_cost_prep *p,
+		      const struct pt_features *fx, const double *rows,
+		      int first, int s, struct pt_cost_memo *mm)
+{
+	const struct pt_model *m = p->m;
+	const struct pt_feat_loop *l;
+	unsigned char *o = mm->kbuf;
+	int f = m->stages[s].func, j, pos, n, depth, top = 0, i;
+
+	o = kput(o, &first, sizeof(first));
+	o = kput(o, mm->g, (size_t)m->nfuncs);
+	o = kput(o, &rows[(size_t)s * PT_FEAT_COUNT],
+		 PT_FEAT_WORKING_SET * sizeof(*rows));
+	n = pt_features_loops(fx, s, &l);
+	o = kloops(o, l, n);
+	for (depth = 0; depth < 32 && pt_features_site(fx, f, &j, &pos) > 0;
+	     depth++) {
+		const struct pt_func *cf = &m->funcs[j];
+
+		n = pt_features_loops(fx, cf->first_stage + cf->nstages - 1,
+				      &l);
+		o = kput(o, &j, sizeof(j));
+		o = kput(o, &pos, sizeof(pos));
+		o = kloops(o, l, pos + 1 < n ? pos + 1 : n);
+		f = j;
+	}
+	/* the Funcs read, through inlined ones, each once */
+	if (++mm->stamp == 0) {
+		memset(mm->seen, 0, (size_t)m->nfuncs * sizeof(*mm->seen));
+		mm->stamp = 1;
+	}
+	mm->stack[top++] = s;
+	while (top > 0) {
+		const struct cp_stage *cs = &p->st[mm->stack[--top]];
+
+		for (i = 0; i < cs->ngrp; i++) {
+			const struct cp_group *g = &p->grp[cs->grp0 + i];
+			const struct pt_box *b;
+			int q = g->producer, d;
+
+			if (!g->func || mm->seen[q] == mm->stamp)
+				continue;
+			mm->seen[q] = mm->stamp;
+			o = kput(o, &q, sizeof(q));
+			if (q >= first && is_inlined(rows, m, q)) {
+				/* each Func once: at most nfuncs pushed */
+				mm->stack[top++] = m->funcs[q].first_stage;
+				continue;
+			}
+			if ((b = pt_features_storage(fx, q)))
+				for (d = 0; d < m->funcs[q].nargs; d++) {
+					o = kput(o, &b->lo[d], sizeof(b->lo[d]));
+					o = kput(o, &b->hi[d], sizeof(b->hi[d]));
+				}
+			o = kput(o, &rows[(size_t)m->funcs[q].first_stage *
+					  PT_FEAT_COUNT +
+					  PT_FEAT_BYTES_AT_REALIZATION],
+				 sizeof(double));
+		}
+	}
+	mm->klen = (size_t)(o - mm->kbuf);
+}
+
+/* Non-inlined stage s's terms into c (zeroed first): those kept for it
+ * when its key is the same as then, or computed (and kept). */
+static void stage_kept(const struct pt_cost_prep *p,
+		       const struct pt_features *fx, const double *rows,
+		       int first, int s, const double *inl_eff,
+		       const unsigned char *reg, struct pt_cost_memo *mm,
+		       double *c)
+{
+	struct tmemo *tm = &mm->st[s];
+
+	terms_key(p, fx, rows, first, s, mm);
+	mm->tries++;
+	if (tm->len == mm->klen &&
+	    !memcmp(tm->key, mm->kbuf, mm->klen)) {
+		memcpy(c, tm->t, sizeof(tm->t));
+		mm->hits++;
+		return;
+	}
+	memset(c, 0, PT_TERM_COUNT * sizeof(*c));
+	stage_one(p, fx, rows, first, s, inl_eff, reg, c);
+	tm->len = 0;
+	if (mm->klen > tm->cap) {
+		unsigned char *k = realloc(tm->key, mm->klen);
+
+		if (!k)
+			return;
+		tm->key = k;
+		tm->cap = mm->klen;
+	}
+	memcpy(tm->key, mm->kbuf, mm->klen);
+	tm->len = mm->klen;
+	memcpy(tm->t, c, sizeof(tm->t));
+}
+
 static void stage_terms(const struct pt_cost_prep *p,
 			const struct pt_features *fx, const double *rows,
 			int first, struct pt_cost_memo *mm, double *terms,
@@ -1973,9 +2251,8 @@ static void stage_terms(const struct pt_cost_prep *p,
 {
 	const struct pt_model *m = p->m;
 	double cores = p->cores, inl_eff[INL_MAX];
-	int vbytes = p->vbytes;
 	unsigned char reg[INL_MAX];
-	int s, k;
+	int s, k, use;
 
 	memset(terms, 0, PT_TERM_COUNT * sizeof(*terms));
 	if (per)
@@ -1999,75 +2276,25 @@ static void stage_terms(const struct pt_cost_prep *p,
 				inl_eff[p->fn[cs->eff0 + i]] = e;
 	}
 	promoted(p, fx, rows, reg);
+	use = mm && terms_memo_start(p, rows, first, reg, mm);
 	for (s = 0; s < m->nstages; s++) {
-		const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
-		const struct pt_stage *st = &m->stages[s];
-		const struct cp_stage *cs = &p->st[s];
-		double eff, lanes, vregs, scal, nv, ns, sregs;
-		int inl = !(r[PT_FEAT_NUM_PRODUCTIONS] > 0);
 		double *t = per ? &per[(size_t)s * PT_TERM_COUNT] : terms;
+		double c[PT_TERM_COUNT];
 
-		lanes = r[PT_FEAT_VECTOR_SIZE] > 1 ? r[PT_FEAT_VECTOR_SIZE] : 1;
-		nv = r[PT_FEAT_NUM_VECTORS];
-		ns = r[PT_FEAT_NUM_SCALARS];
-		op_counts(p, cs, lanes, &vregs, &scal);
-		if (inl) {
-			/* Evaluated inside its readers: their speedup. */
-			eff = st->func < INL_MAX ? inl_eff[st->func] :
-				reader_speedup(m, rows, s, cores);
-			if (eff < 1)
-				eff = 1;
-			t[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
-			t[PT_TERM_SCALAR_OPS] += ns * scal / eff;
+		if (use && m->stages[s].func >= first &&
+		    rows[(size_t)s * PT_FEAT_COUNT +
+			 PT_FEAT_NUM_PRODUCTIONS] > 0) {
+			/* One addition per term and stage either way, in
+			 * stage order: the same sums bit for bit. */
+			stage_kept(p, fx, rows, first, s, inl_eff, reg, mm, c);
+			for (k = 0; k < PT_TERM_COUNT; k++)
+				t[k] += c[k];
 			continue;
 		}
-		eff = speedup(r[PT_FEAT_INNER_PARALLELISM] *
-			      r[PT_FEAT_OUTER_PARALLELISM], cores);
-		sregs = ceil(lanes * (r[PT_FEAT_BYTES_AT_ROOT] /
-				      (r[PT_FEAT_POINTS_MINIMUM] > 0 ?
-				       r[PT_FEAT_POINTS_MINIMUM] : 1)) / vbytes);
-		if (!(sregs >= 1))
-			sregs = 1;
-		t[PT_TERM_STAGES] += 1;
-		t[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
-		t[PT_TERM_SCALAR_OPS] += ns * scal / eff;
-		load_terms(p, fx, rows, first, s, eff, reg, t);
-		if (!(st->func < INL_MAX && reg[st->func]))
-			t[PT_TERM_STORES] += (nv * sregs + ns) / eff;
-		{
-			/* Cache lines moved: the bytes, plus one partly
-			 * used line at the end of each contiguous run. */
-			double lines = r[PT_FEAT_NUM_PRODUCTIONS] *
-				(r[PT_FEAT_BYTES_READ_PER_PRODUCTION] / 64 +
-				 r[PT_FEAT_LINES_READ_PER_PRODUCTION]);
-			double ws = r[PT_FEAT_BYTES_READ_PER_PRODUCTION] +
-				r[PT_FEAT_BYTES_AT_PRODUCTION];
-
-			t[PT_TERM_LINES] += lines / eff;
-			t[PT_TERM_L2_LINES] += lines * miss(ws, L2_BYTES) /
-				eff;
-			/* What a Func writes to a buffer too large for L2
-			 * goes out to the shared cache or memory, and comes
-			 * back when its consumers read it (those reads are
-			 * in l2_lines). The output's writes are the same
-			 * for every schedule. */
-			if (!m->funcs[st->func].is_output)
-				t[PT_TERM_SPILL_LINES] +=
-					r[PT_FEAT_NUM_REALIZATIONS] *
-					r[PT_FEAT_BYTES_AT_REALIZATION] / 64 *
-					miss(r[PT_FEAT_BYTES_AT_REALIZATION],
-					     L2_BYTES) / eff;
-		}
-		if (st->index == 0 && !m->funcs[st->func].is_output &&
-		    r[PT_FEAT_BYTES_AT_REALIZATION] > STACK_MAX)
-			t[PT_TERM_ALLOCS] +=
-				r[PT_FEAT_NUM_REALIZATIONS] / eff;
-		if (r[PT_FEAT_INNER_PARALLELISM] > 1)
-			t[PT_TERM_TASKS] += r[PT_FEAT_NUM_PRODUCTIONS] *
-				r[PT_FEAT_INNER_PARALLELISM];
-		t[PT_TERM_LOOPS] += loop_iterations(fx, r, s) / eff;
-		t[PT_TERM_PRODUCTIONS] += r[PT_FEAT_NUM_PRODUCTIONS] / eff;
+		stage_one(p, fx, rows, first, s, inl_eff, reg, t);
 	}
+	if (use && mm->tries)
+		mm->lastok = mm->hits >= (mm->tries + 7) / 8;
 	if (per) {
 		for (s = 0; s < m->nstages; s++)
 			for (k = 0; k < PT_TERM_COUNT; k++)

@@ -110,13 +110,21 @@ void pt_cost_terms(const struct pt_cost_prep *p, const struct pt_features *fx,
 
 /* A thread's memo for pt_cost_terms_partial(): the last schedule's heap
  * model (its allocations, in the order they happen, and the `pages` they
- * cost). A search prices many schedules in a row whose allocations are
- * the same (the tilings of one Func computed at root); with a memo, such
- * a schedule's `pages` is the memo's, bit for bit what the model would
- * give, without running the model again. One memo per thread: it is
- * written by every call that is given it. Create it with
- * pt_cost_memo_new() (NULL when out of memory) for the prep it is used
- * with; free it with pt_cost_memo_free() (NULL is a no-op). */
+ * cost), and each stage's terms as last computed with the bytes of
+ * everything they were computed from (the stage's row but its working
+ * sets, its loops, the loops of the sites its Func is computed in, which
+ * Funcs are inlined or in registers, and the storage of the Funcs its
+ * loads reach). A search prices many schedules in a row whose
+ * allocations are the same (the tilings of one Func computed at root),
+ * and a beam's children differ from each other in one Func's decision;
+ * with a memo, such a schedule's `pages` and its unchanged stages' terms
+ * are the memo's, bit for bit what computing them would give. Where
+ * stages seldom repeat (random complete schedules), stages are looked up
+ * in two schedules of 16 only. One memo per thread: it is written by
+ * every call that is given it. Create it with pt_cost_memo_new() (NULL
+ * when out of memory) for the prep it is used with; free it with
+ * pt_cost_memo_free() (NULL is a no-op). Its keys grow with the largest
+ * stage seen (the only allocation with a memo). */
 struct pt_cost_memo;
 struct pt_cost_memo *pt_cost_memo_new(const struct pt_cost_prep *p);
 void pt_cost_memo_free(struct pt_cost_memo *memo);

@@ -1203,9 +1203,10 @@ out:
 /* Price partial states of random walks on the space of example `name` at
  * benchmark size (where the heap model's pages vary), and at each
  * state four of its children drawn at random (siblings in a row, as a
- * beam prices them), each without a memo and with one kept across all
- * of them, then again with it: the terms must be the same bits. Counts
- * the prices compared in *n. */
+ * beam prices them), then random complete states in a row, each without
+ * a memo and with one kept across all of them (the heap model's and the
+ * stages' terms), then again with it: the terms must be the same bits.
+ * Counts the prices compared in *n. */
 static int memo_matches(const char *name, int walks, int *n)
 {
 	struct pwalk x;
@@ -1230,19 +1231,23 @@ static int memo_matches(const char *name, int walks, int *n)
 	fx = x.fx;
 	prep = x.prep;
 	rows = x.buf[0];
-	for (walk = 0; walk < walks; walk++) {
+	for (walk = 0; walk < 2 * walks; walk++) {
 		if (pt_space_root(sp, w, st))
 			goto out;
 		while (!pt_space_next(sp, st, &next, NULL, NULL)) {
 			for (c = 0; c < 5; c++) {
 				const struct pt_sched *s = NULL;
 				const struct pt_space_state *at = st;
-				int first = 0;
+				int first = 0, k;
 
-				if (c && pt_space_random_child(sp, st, w, &rng,
-							       ch))
+				if (walk >= walks &&
+				    pt_space_random_complete(sp, st, w, &rng,
+							     ch))
 					goto out;
-				if (c)
+				if (walk < walks && c &&
+				    pt_space_random_child(sp, st, w, &rng, ch))
+					goto out;
+				if (walk >= walks || c)
 					at = ch;
 				if (pt_space_next(sp, at, &first, NULL, NULL))
 					first = 0;
@@ -1256,17 +1261,21 @@ static int memo_matches(const char *name, int walks, int *n)
 						      memo, t1);
 				pt_cost_terms_partial(prep, fx, rows, first,
 						      memo, t2);
-				if (memcmp(t0, t1, sizeof(t0)) ||
-				    memcmp(t0, t2, sizeof(t0))) {
-					fprintf(stderr, "  %s: the memo's pages "
+				for (k = 0; k < PT_TERM_COUNT; k++)
+					if (memcmp(&t0[k], &t1[k], sizeof(t0[k])) ||
+					    memcmp(&t0[k], &t2[k], sizeof(t0[k])))
+						break;
+				if (k < PT_TERM_COUNT) {
+					fprintf(stderr, "  %s: %s with the memo "
 						"%g and %g, without %g\n",
-						name, t1[PT_TERM_PAGES],
-						t2[PT_TERM_PAGES],
-						t0[PT_TERM_PAGES]);
+						name, pt_term_name(k), t1[k],
+						t2[k], t0[k]);
 					goto out;
 				}
 				(*n)++;
 			}
+			if (walk >= walks)
+				break;
 			if (pt_space_random_child(sp, st, w, &rng, st))
 				goto out;
 		}
@@ -1394,8 +1403,8 @@ PT_TEST(memo_changes_nothing)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		int n = 0;
 
-		PT_CHECK(memo_matches(names[i], 2, &n));
-		PT_CHECK(n > 40);
+		PT_CHECK(memo_matches(names[i], 4, &n));
+		PT_CHECK(n > 80);
 	}
 }
 
@@ -1436,7 +1445,7 @@ PT_SUITE(cost,
 	   allocs_heap_only },
 	 { "pages: the thread pool's first allocation pins the heap's top",
 	   heap_pages_pinned },
-	 { "pages: the heap model's memo changes no price",
+	 { "the memo of pages and stage terms changes no price",
 	   memo_changes_nothing },
 	 { "loops left in the code; buffers promoted to registers",
 	   loops_and_registers },
