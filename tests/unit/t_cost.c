@@ -1370,22 +1370,25 @@ out:
 	return ok;
 }
 
+/* The 13 examples. */
+static const char *const examples[] = {
+	"interpolate", "local_laplacian", "camera_pipe", "unsharp", "blur",
+	"harris", "hist_eq", "stencil_chain", "max_filter", "bilateral_grid",
+	"matmul", "conv_layer", "iir_blur",
+};
+#define NEXAMPLES (sizeof(examples) / sizeof(examples[0]))
+
 PT_TEST(rows_kept_are_rows_computed)
 {
-	static const char *const names[] = {
-		"interpolate", "local_laplacian", "camera_pipe", "unsharp",
-		"blur", "harris", "hist_eq", "stencil_chain", "max_filter",
-		"bilateral_grid", "matmul", "conv_layer", "iir_blur",
-	};
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < NEXAMPLES; i++) {
 		int n = 0;
 
-		PT_CHECK(rows_kept_match(pt_test_example(names[i]), 16, &n));
+		PT_CHECK(rows_kept_match(pt_test_example(examples[i]), 16, &n));
 		PT_CHECK(n > 80);
 		n = 0;
-		PT_CHECK(rows_kept_match(pt_test_bench_example(names[i]), 8,
+		PT_CHECK(rows_kept_match(pt_test_bench_example(examples[i]), 8,
 					 &n));
 		PT_CHECK(n > 80);
 	}
@@ -1393,17 +1396,12 @@ PT_TEST(rows_kept_are_rows_computed)
 
 PT_TEST(memo_changes_nothing)
 {
-	static const char *const names[] = {
-		"interpolate", "local_laplacian", "camera_pipe", "unsharp",
-		"blur", "harris", "hist_eq", "stencil_chain", "max_filter",
-		"bilateral_grid", "matmul", "conv_layer", "iir_blur",
-	};
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < NEXAMPLES; i++) {
 		int n = 0;
 
-		PT_CHECK(memo_matches(names[i], 4, &n));
+		PT_CHECK(memo_matches(examples[i], 4, &n));
 		PT_CHECK(n > 80);
 	}
 }
