@@ -23,6 +23,8 @@
 #include "protune/pt_randsched.h"
 #include "../common/pt_text.h"
 
+#include "pt_keep_int.h"
+
 #define L2_BYTES (2048.0 * 1024.0)  /* per core; Sapphire Rapids */
 #define PAGE_BYTES 4096.0
 #define STACK_MAX 16384.0  /* larger buffers are malloc'd (Halide 14) */
@@ -1825,10 +1827,7 @@ struct pt_cost_memo {
 	unsigned *seen, stamp;
 	int *stack;           /* per Func: the walk of terms_key() */
 	unsigned char *g;     /* per Func: its flags in this schedule */
-	/* as in pt_features.c: stages looked up and found in this
-	 * schedule, whether the last schedule that looked them up found
-	 * one in 8, and the schedules priced */
-	unsigned tries, hits, lastok, nsched;
+	struct pt_keep keep;  /* whether a schedule looks stages up */
 	int nstages;
 };
 
@@ -1839,8 +1838,7 @@ struct pt_cost_memo {
 /* The most bytes terms_key() writes for a model of nfuncs Funcs: the
  * first Func, the flags, a row, the stage's loops, up to 32 sites with
  * their loops, and each Func read once with its box and bytes. */
-#define KLOOPS (sizeof(int) + PT_FEAT_MAXLOOPS * (4 * sizeof(int) + \
-						   2 * sizeof(int64_t)))
+#define KLOOPS PT_KEY_LOOPS_BYTES(PT_FEAT_MAXLOOPS)
 #define TKEY_BYTES(nf) (sizeof(int) + (size_t)(nf) + \
 			PT_FEAT_COUNT * sizeof(double) + KLOOPS + \
 			32 * (2 * sizeof(int) + KLOOPS) + \
@@ -2095,42 +2093,15 @@ static void stage_one(const struct pt_cost_prep *p,
 
 /* --- stage terms kept between schedules ------------------------------------ */
 
-static unsigned char *kput(unsigned char *o, const void *v, size_t n)
-{
-	memcpy(o, v, n);
-	return o + n;
-}
-
-/* n loops: for each, what the walks read of it */
-static unsigned char *kloops(unsigned char *o, const struct pt_feat_loop *l,
-			     int n)
-{
-	int i;
-
-	o = kput(o, &n, sizeof(n));
-	for (i = 0; i < n; i++) {
-		int v[4] = { l[i].dim, l[i].kind, l[i].is_split_inner,
-			     l[i].tail };
-
-		o = kput(o, v, sizeof(v));
-		o = kput(o, &l[i].extent, sizeof(l[i].extent));
-		o = kput(o, &l[i].stride, sizeof(l[i].stride));
-	}
-	return o;
-}
-
-/* Whether this schedule's stages are looked up (two schedules in 16
- * when the last that looked found fewer than one in 8, as in
- * pt_features.c), and if so, each Func's flags that every stage's terms
- * may depend on: promoted to registers, inlined (a decided Func). */
+/* Whether this schedule's stages are looked up (pt_keep_int.h), and if
+ * so, each Func's flags that every stage's terms may depend on: promoted
+ * to registers, inlined (a decided Func). */
 static int terms_memo_start(const struct pt_cost_prep *p, const double *rows,
 			    int first, const unsigned char *reg,
 			    struct pt_cost_memo *mm)
 {
-	int f, use = mm->lastok || (mm->nsched & 15) <= 1;
+	int f, use = pt_keep_begin(&mm->keep);
 
-	mm->nsched++;
-	mm->tries = mm->hits = 0;
 	for (f = 0; use && f < p->m->nfuncs; f++)
 		mm->g[f] = (unsigned char)((f < INL_MAX && reg[f]) |
 					   (f >= first &&
@@ -2156,21 +2127,21 @@ static void terms_key(const struct pt_cost_prep *p,
 	unsigned char *o = mm->kbuf;
 	int f = m->stages[s].func, j, pos, n, depth, top = 0, i;
 
-	o = kput(o, &first, sizeof(first));
-	o = kput(o, mm->g, (size_t)m->nfuncs);
-	o = kput(o, &rows[(size_t)s * PT_FEAT_COUNT],
+	o = pt_key_put(o, &first, sizeof(first));
+	o = pt_key_put(o, mm->g, (size_t)m->nfuncs);
+	o = pt_key_put(o, &rows[(size_t)s * PT_FEAT_COUNT],
 		 PT_FEAT_WORKING_SET * sizeof(*rows));
 	n = pt_features_loops(fx, s, &l);
-	o = kloops(o, l, n);
+	o = pt_key_loops(o, l, n);
 	for (depth = 0; depth < 32 && pt_features_site(fx, f, &j, &pos) > 0;
 	     depth++) {
 		const struct pt_func *cf = &m->funcs[j];
 
 		n = pt_features_loops(fx, cf->first_stage + cf->nstages - 1,
 				      &l);
-		o = kput(o, &j, sizeof(j));
-		o = kput(o, &pos, sizeof(pos));
-		o = kloops(o, l, pos + 1 < n ? pos + 1 : n);
+		o = pt_key_put(o, &j, sizeof(j));
+		o = pt_key_put(o, &pos, sizeof(pos));
+		o = pt_key_loops(o, l, pos + 1 < n ? pos + 1 : n);
 		f = j;
 	}
 	/* the Funcs read, through inlined ones, each once */
@@ -2190,7 +2161,7 @@ static void terms_key(const struct pt_cost_prep *p,
 			if (!g->func || mm->seen[q] == mm->stamp)
 				continue;
 			mm->seen[q] = mm->stamp;
-			o = kput(o, &q, sizeof(q));
+			o = pt_key_put(o, &q, sizeof(q));
 			if (q >= first && is_inlined(rows, m, q)) {
 				/* each Func once: at most nfuncs pushed */
 				mm->stack[top++] = m->funcs[q].first_stage;
@@ -2198,10 +2169,10 @@ static void terms_key(const struct pt_cost_prep *p,
 			}
 			if ((b = pt_features_storage(fx, q)))
 				for (d = 0; d < m->funcs[q].nargs; d++) {
-					o = kput(o, &b->lo[d], sizeof(b->lo[d]));
-					o = kput(o, &b->hi[d], sizeof(b->hi[d]));
+					o = pt_key_put(o, &b->lo[d], sizeof(b->lo[d]));
+					o = pt_key_put(o, &b->hi[d], sizeof(b->hi[d]));
 				}
-			o = kput(o, &rows[(size_t)m->funcs[q].first_stage *
+			o = pt_key_put(o, &rows[(size_t)m->funcs[q].first_stage *
 					  PT_FEAT_COUNT +
 					  PT_FEAT_BYTES_AT_REALIZATION],
 				 sizeof(double));
@@ -2221,11 +2192,11 @@ static void stage_kept(const struct pt_cost_prep *p,
 	struct tmemo *tm = &mm->st[s];
 
 	terms_key(p, fx, rows, first, s, mm);
-	mm->tries++;
+	mm->keep.tries++;
 	if (tm->len == mm->klen &&
 	    !memcmp(tm->key, mm->kbuf, mm->klen)) {
 		memcpy(c, tm->t, sizeof(tm->t));
-		mm->hits++;
+		mm->keep.hits++;
 		return;
 	}
 	memset(c, 0, PT_TERM_COUNT * sizeof(*c));
@@ -2293,8 +2264,7 @@ static void stage_terms(const struct pt_cost_prep *p,
 		}
 		stage_one(p, fx, rows, first, s, inl_eff, reg, t);
 	}
-	if (use && mm->tries)
-		mm->lastok = mm->hits >= (mm->tries + 7) / 8;
+	pt_keep_end(&mm->keep, use);
 	if (per) {
 		for (s = 0; s < m->nstages; s++)
 			for (k = 0; k < PT_TERM_COUNT; k++)

@@ -38,6 +38,8 @@
 #include "protune/pt_footprint.h"
 #include "protune/pt_randsched.h"
 
+#include "pt_keep_int.h"
+
 #define FX_MAXCHAIN 8     /* splits of one dim's outer loops */
 #define FX_MAXDIRS 8      /* the vector loop and unrolled loops */
 #define FX_MAXLEAVES 4096 /* load paths through inlined Funcs, per stage */
@@ -180,11 +182,7 @@ struct pt_features {
 	struct fx_smemo *sm;
 	unsigned char *kbuf;  /* the key being built */
 	size_t kcap;
-	/* rows looked up and found in this schedule, whether the last
-	 * schedule that looked them up found one in 8 or more, and the
-	 * schedules featurized: where rows are seldom found again (random
-	 * complete schedules), keys are built for two schedules in 16 */
-	unsigned mtries, mhits, mlast, nsched;
+	struct pt_keep keep;  /* whether a schedule looks rows up */
 };
 
 /* --- names ---------------------------------------------------------------- */
@@ -743,7 +741,7 @@ void pt_features_forget(struct pt_features *fx)
 
 	for (i = 0; i < fx->nstages; i++)
 		fx->sm[i].len = 0;
-	fx->mtries = fx->mhits = fx->mlast = fx->nsched = 0;
+	memset(&fx->keep, 0, sizeof(fx->keep));
 }
 
 const double *pt_features_algo(const struct pt_features *fx, int stage)
@@ -2043,19 +2041,13 @@ static int last_parallel(const struct pt_features *fx, int sidx)
 	return -1;
 }
 
-static unsigned char *kput(unsigned char *o, const void *p, size_t n)
-{
-	memcpy(o, p, n);
-	return o + n;
-}
-
 /* n int64_t values (a few: a loop, not a call to memcpy) */
 static unsigned char *kput64(unsigned char *o, const int64_t *v, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		o = kput(o, &v[i], sizeof(v[i]));
+		o = pt_key_put(o, &v[i], sizeof(v[i]));
 	return o;
 }
 
@@ -2097,8 +2089,8 @@ static long row_key(struct pt_features *fx, int sidx, int par)
 		if (root_keep_reads(fx, r, sidx, &d))
 			return -1;
 	}
-	need = sizeof(r->gen) + bx + sizeof(double) + sizeof(int) +
-		(size_t)fs->nloops * (4 * sizeof(int) + 2 * sizeof(int64_t)) +
+	need = sizeof(r->gen) + bx + sizeof(double) +
+		PT_KEY_LOOPS_BYTES(fs->nloops) +
 		sizeof(ints) + 4 * sizeof(double) + 4 * bx +
 		(size_t)r->rd_n[sidx] * (sizeof(int) + 1 + bx +
 					 sizeof(double));
@@ -2110,26 +2102,18 @@ static long row_key(struct pt_features *fx, int sidx, int par)
 		fx->kbuf = b;
 		fx->kcap = need;
 	}
-	o = kput(fx->kbuf, &r->gen, sizeof(r->gen));
+	o = pt_key_put(fx->kbuf, &r->gen, sizeof(r->gen));
 	o = kput64(o, fs->lo, st->ndims);
 	o = kput64(o, fs->ext, st->ndims);
-	o = kput(o, &fs->points, sizeof(fs->points));
-	o = kput(o, &fs->nloops, sizeof(fs->nloops));
-	for (i = 0; i < fs->nloops; i++) {
-		int v[4] = { l[i].dim, l[i].kind, l[i].is_split_inner,
-			     l[i].tail };
-
-		o = kput(o, v, sizeof(v));
-		o = kput(o, &l[i].extent, sizeof(l[i].extent));
-		o = kput(o, &l[i].stride, sizeof(l[i].stride));
-	}
+	o = pt_key_put(o, &fs->points, sizeof(fs->points));
+	o = pt_key_loops(o, l, fs->nloops);
 	ints[0] = fn->cj, ints[1] = fn->cp, ints[2] = fn->sj;
 	ints[3] = fn->sp, ints[4] = fn->tj, ints[5] = fn->tp;
-	o = kput(o, ints, sizeof(ints));
-	o = kput(o, &fn->prod, sizeof(fn->prod));
-	o = kput(o, &fn->real, sizeof(fn->real));
-	o = kput(o, &fn->outer_par, sizeof(fn->outer_par));
-	o = kput(o, &fn->bytes_real, sizeof(fn->bytes_real));
+	o = pt_key_put(o, ints, sizeof(ints));
+	o = pt_key_put(o, &fn->prod, sizeof(fn->prod));
+	o = pt_key_put(o, &fn->real, sizeof(fn->real));
+	o = pt_key_put(o, &fn->outer_par, sizeof(fn->outer_par));
+	o = pt_key_put(o, &fn->bytes_real, sizeof(fn->bytes_real));
 	o = kbox(o, &fn->rc, nargs);
 	o = kbox(o, &fn->rs, nargs);
 	o = kbox(o, &fn->rt, nargs);
@@ -2146,13 +2130,13 @@ static long row_key(struct pt_features *fx, int sidx, int par)
 		unsigned char in;
 
 		n = r->node[r->rd_first[sidx] + i];
-		o = kput(o, &n, sizeof(n));
+		o = pt_key_put(o, &n, sizeof(n));
 		if (n >= fx->nfuncs || fx->fn[n].inl)
 			continue;
 		in = tj >= 0 && n != tj && inside(fx, n, tj, tp);
-		o = kput(o, &in, 1);
+		o = pt_key_put(o, &in, 1);
 		o = kbox(o, &fx->fn[n].rs, fx->nd[n]);
-		o = kput(o, &fx->fn[n].bytes_real,
+		o = pt_key_put(o, &fx->fn[n].bytes_real,
 			 sizeof(fx->fn[n].bytes_real));
 	}
 	return (long)(o - fx->kbuf);
@@ -2166,11 +2150,11 @@ static void stage_row(struct pt_features *fx, int sidx, int kept, double *o)
 	int par = last_parallel(fx, sidx);
 	long len = kept ? row_key(fx, sidx, par) : -1;
 
-	fx->mtries += kept;
+	fx->keep.tries += kept;
 	if (len > 0 && sm->len == (size_t)len &&
 	    !memcmp(sm->key, fx->kbuf, (size_t)len)) {
 		memcpy(o, sm->row, sizeof(sm->row));
-		fx->mhits++;
+		fx->keep.hits++;
 	} else {
 		stage_features(fx, sidx, o);
 		if (kept)
@@ -2259,19 +2243,13 @@ int pt_features_compute_partial(struct pt_features *fx,
 	 * stage_features() leaves unset is 0 rather than what the buffer
 	 * held (it sets them all now; a cheap guard for the next one). */
 	memset(out, 0, (size_t)m->nstages * PT_FEAT_COUNT * sizeof(*out));
-	/* Keys cost about as much as the rows they save when most rows
-	 * are new: then only two schedules in 16 (one to keep rows, one to
-	 * find them) look rows up, until one finds enough again. */
-	kept = fx->mlast || (fx->nsched & 15) <= 1;
-	fx->nsched++;
-	fx->mtries = fx->mhits = 0;
+	kept = pt_keep_begin(&fx->keep);
 	for (f = first; f < m->nfuncs; f++)
 		for (k = 0; k < m->funcs[f].nstages && !fx->fn[f].inl; k++)
 			stage_row(fx, m->funcs[f].first_stage + k, kept,
 				  &out[(size_t)(m->funcs[f].first_stage + k) *
 				       PT_FEAT_COUNT]);
-	if (kept && fx->mtries)
-		fx->mlast = fx->mhits >= (fx->mtries + 7) / 8;
+	pt_keep_end(&fx->keep, kept);
 	memset(fx->copies, 0, (size_t)m->nfuncs * sizeof(*fx->copies));
 	for (k = 0; k < m->nstages; k++)
 		if (m->stages[k].func >= first &&
