@@ -124,6 +124,14 @@ struct fx_smemo {
 	double row[PT_FEAT_COUNT];
 };
 
+/* A stage's loops as its directives last replayed them (the rest of what
+ * replay() sets, the chains, stays in its struct fx_stage). */
+struct fx_replay {
+	struct pt_feat_loop *l;
+	uint64_t *k;       /* their name_key()s */
+	int n, cap;
+};
+
 /* A load of another Func by a stage, in model order (inlined_counts()):
  * the Func and how many times a point calls it. */
 struct fx_call {
@@ -183,6 +191,10 @@ struct pt_features {
 	unsigned char *kbuf;  /* the key being built */
 	size_t kcap;
 	struct pt_keep keep;  /* whether a schedule looks rows up */
+	/* per Func, the revision its stages were last replayed for (0:
+	 * none; pt_features_compute_rev()), and per stage that replay */
+	uint64_t *frev;
+	struct fx_replay *rp;
 };
 
 /* --- names ---------------------------------------------------------------- */
@@ -575,6 +587,8 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	fx->inl = calloc((size_t)fx->words + 1, sizeof(*fx->inl));
 	fx->copies = calloc((size_t)m->nfuncs, sizeof(*fx->copies));
 	fx->sm = calloc((size_t)m->nstages + 1, sizeof(*fx->sm));
+	fx->rp = calloc((size_t)m->nstages + 1, sizeof(*fx->rp));
+	fx->frev = calloc((size_t)m->nfuncs + 1, sizeof(*fx->frev));
 	/* a set's regions and about four boxes read per stage */
 	fx->rcap = FX_ROOTBYTES / ((int)sizeof(struct pt_box) *
 				   (m->nfuncs + 4 * m->nstages) + 1);
@@ -601,6 +615,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	    !fx->nbytes || !fx->nregion || !fx->nalloc ||
 	    !fx->acc_first || !fx->coord_first || !fx->jac || !fx->unknown ||
 	    !fx->algo || !fx->fn || !fx->inl || !fx->copies || !fx->sm ||
+	    !fx->rp || !fx->frev ||
 	    !fx->grp_first || !fx->grp || !fx->call_first || !fx->call ||
 	    pt_fp_acc_init(&fx->acc, fx->fp) ||
 	    pt_fp_acc_init(&fx->acc2, fx->fp) || grow_loops(fx, 256)) {
@@ -732,6 +747,12 @@ void pt_features_free(struct pt_features *fx)
 		free(fx->sm[i].key);
 	free(fx->sm);
 	free(fx->kbuf);
+	for (i = 0; fx->rp && i < fx->nstages; i++) {
+		free(fx->rp[i].l);
+		free(fx->rp[i].k);
+	}
+	free(fx->rp);
+	free(fx->frev);
 	free(fx);
 }
 
@@ -742,6 +763,7 @@ void pt_features_forget(struct pt_features *fx)
 	for (i = 0; i < fx->nstages; i++)
 		fx->sm[i].len = 0;
 	memset(&fx->keep, 0, sizeof(fx->keep));
+	memset(fx->frev, 0, (size_t)fx->nfuncs * sizeof(*fx->frev));
 }
 
 const double *pt_features_algo(const struct pt_features *fx, int stage)
@@ -1133,8 +1155,47 @@ static int add_req(struct pt_features *fx, int j, int p, int f, int roles)
 	return 0;
 }
 
+/* Keep stage sidx's loops as replay() just left them (at fx->loops +
+ * fs->first); 0, or -1 when there is no memory. */
+static int replay_keep(struct pt_features *fx, int sidx)
+{
+	struct fx_replay *r = &fx->rp[sidx];
+	const struct fx_stage *fs = &fx->st[sidx];
+
+	if (fs->nloops > r->cap) {
+		struct pt_feat_loop *l = realloc(r->l, (size_t)fs->nloops *
+						 sizeof(*l));
+		uint64_t *k;
+
+		if (!l)
+			return -1;
+		r->l = l;
+		k = realloc(r->k, (size_t)fs->nloops * sizeof(*k));
+		if (!k)
+			return -1;
+		r->k = k;
+		r->cap = fs->nloops;
+	}
+	memcpy(r->l, &fx->loops[fs->first], (size_t)fs->nloops * sizeof(*r->l));
+	memcpy(r->k, &fx->lkey[fs->first], (size_t)fs->nloops * sizeof(*r->k));
+	r->n = fs->nloops;
+	return 0;
+}
+
+/* Stage sidx's loops from its last replay, at fx->loops + first. */
+static void replay_again(struct pt_features *fx, int sidx, int first)
+{
+	const struct fx_replay *r = &fx->rp[sidx];
+	struct fx_stage *fs = &fx->st[sidx];
+
+	fs->first = first;
+	fs->nloops = r->n;
+	memcpy(&fx->loops[first], r->l, (size_t)r->n * sizeof(*r->l));
+	memcpy(&fx->lkey[first], r->k, (size_t)r->n * sizeof(*r->k));
+}
+
 static int structure(struct pt_features *fx, const struct pt_sched *s,
-		     int decided, struct pt_error *err)
+		     int decided, const uint64_t *rev, struct pt_error *err)
 {
 	const struct pt_model *m = fx->m;
 	int f, i, need = 0, ret, first = 0;
@@ -1162,6 +1223,9 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 	if ((ret = grow_loops(fx, need + 1)))
 		return pt_error_set(err, ret, "out of memory");
 	for (f = 0; f < m->nfuncs; f++) {
+		/* The same entry as at the last replay: its loops again. */
+		int same = rev && rev[f] && fx->frev[f] == rev[f], kept = 1;
+
 		for (i = 0; i < m->funcs[f].nstages; i++) {
 			int sidx = m->funcs[f].first_stage + i;
 			int nd = i < s->funcs[f].nstages ?
@@ -1173,12 +1237,23 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 			 * its plain loops, none vectorized; nothing reads
 			 * them (no row of its own, no site in it), so they
 			 * are not replayed. */
-			if (fx->fn[f].inl || f < decided)
+			if (fx->fn[f].inl || f < decided) {
+				kept = 0;
 				continue;
-			if ((ret = replay(fx, s, sidx, first, err)))
-				return ret;
+			}
+			if (same) {
+				replay_again(fx, sidx, first);
+			} else {
+				fx->frev[f] = 0;
+				if ((ret = replay(fx, s, sidx, first, err)))
+					return ret;
+				if (rev && replay_keep(fx, sidx))
+					kept = 0;
+			}
 			first += m->stages[sidx].ndims + nd;
 		}
+		if (rev && !same && kept)
+			fx->frev[f] = rev[f];
 	}
 	for (i = 0; i < first + 1; i++) {
 		fx->head[i] = -1;
@@ -2221,12 +2296,19 @@ static void inlined_counts(struct pt_features *fx, int sidx, double *out)
 int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
 			double *out, struct pt_error *err)
 {
-	return pt_features_compute_partial(fx, s, 0, out, err);
+	return pt_features_compute_rev(fx, s, 0, NULL, out, err);
 }
 
 int pt_features_compute_partial(struct pt_features *fx,
 				const struct pt_sched *s, int first,
 				double *out, struct pt_error *err)
+{
+	return pt_features_compute_rev(fx, s, first, NULL, out, err);
+}
+
+int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
+			    int first, const uint64_t *rev, double *out,
+			    struct pt_error *err)
 {
 	const struct pt_model *m = fx->m;
 	int f, k, ret, kept;
@@ -2235,7 +2317,7 @@ int pt_features_compute_partial(struct pt_features *fx,
 		return pt_error_set(err, PT_EINVAL, "no schedule");
 	if (first < 0)
 		first = 0;
-	if ((ret = structure(fx, s, first, err)))
+	if ((ret = structure(fx, s, first, rev, err)))
 		return ret;
 	regions(fx, first);
 	working_sets(fx);

@@ -99,7 +99,9 @@ static int eval_model_cost(void *ctx, int thread,
 	 * priced. */
 	if (!pt_space_next(ev->sp, st, &next, NULL, NULL))
 		first = next;
-	ret = pt_features_compute_partial(et->fx, s, first, et->rows, NULL);
+	ret = pt_features_compute_rev(et->fx, s, first,
+				      pt_space_scratch_revs(et->w), et->rows,
+				      NULL);
 	if (ret == PT_ENOMEM)
 		return ret;
 	if (ret)

@@ -304,6 +304,9 @@ struct pt_space_work {
 	unsigned char *mkey, *mtmp;
 	size_t *moff, *mlen;
 	int *hhead, *hnext;
+	/* per Func, the revision of its entry (pt_space_scratch_revs()),
+	 * from the counter `revs`, which w keeps for its whole life */
+	uint64_t *rev, revs;
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -3982,6 +3985,7 @@ static int scratch_new(const struct pt_space *sp, struct pt_space_work *w)
 	w->mlen = calloc((size_t)sp->nfuncs + 1, sizeof(*w->mlen));
 	w->hhead = calloc((size_t)sp->nfuncs + 1, sizeof(*w->hhead));
 	w->hnext = calloc((size_t)sp->nfuncs + 1, sizeof(*w->hnext));
+	w->rev = calloc((size_t)sp->nfuncs + 1, sizeof(*w->rev));
 	if (w->moff && w->mlen && w->hhead && w->hnext) {
 		size_t tot = 0, most = 0, room;
 		int f;
@@ -3998,7 +4002,7 @@ static int scratch_new(const struct pt_space *sp, struct pt_space_work *w)
 		w->mtmp = malloc(most + 1);
 	}
 	if (!w->sched || !w->dcap || !w->ordv || !w->ocap || !w->mkey ||
-	    !w->mtmp || pt_strvec_push(&w->sched->meta, "tuner=space")) {
+	    !w->mtmp || !w->rev || pt_strvec_push(&w->sched->meta, "tuner=space")) {
 		scratch_free(w);
 		return PT_ENOMEM;
 	}
@@ -4034,6 +4038,8 @@ static void scratch_free(struct pt_space_work *w)
 	free(w->mlen);
 	free(w->hhead);
 	free(w->hnext);
+	free(w->rev);
+	w->rev = NULL;
 	w->sched = NULL;
 	w->ordv = NULL;
 	w->dcap = w->ocap = NULL;
@@ -4071,6 +4077,7 @@ int pt_space_sched_scratch(const struct pt_space *sp,
 		for (i = 0; i < sf->nstages; i++)
 			sf->stages[i].ndirs = 0;
 		w->mlen[f] = 0;
+		w->rev[f] = ++w->revs;
 		if ((ret = build_func(sp, st, &sb, f, sf, w->loops[1])))
 			return ret;
 		memcpy(w->mkey + w->moff[f], w->mtmp, len);
@@ -4078,4 +4085,9 @@ int pt_space_sched_scratch(const struct pt_space *sp,
 	}
 	*out = s;
 	return 0;
+}
+
+const uint64_t *pt_space_scratch_revs(const struct pt_space_work *w)
+{
+	return w->sched ? w->rev : NULL;
 }

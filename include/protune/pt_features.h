@@ -169,6 +169,21 @@ int pt_features_compute_partial(struct pt_features *fx,
 				const struct pt_sched *s, int first,
 				double *out, struct pt_error *err);
 
+/* pt_features_compute_partial(), told which Funcs' entries in s are the
+ * same as at the context's last call: `rev` is NULL (every decided Func's
+ * directives are replayed) or, per Func, a revision number from the
+ * builder of s that changes whenever that Func's entry changes, never 0
+ * for an entry built (pt_space_scratch_revs() gives them for the schedule
+ * pt_space_sched_scratch() rebuilds in place). A Func whose revision is
+ * the one it had when the context last replayed it takes the loops of
+ * that replay again. The revisions given to a context must all come from
+ * one builder, which must not change an entry without changing its
+ * revision; call pt_features_forget() before taking them from another.
+ * The rows are the same with or without revisions. */
+int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
+			    int first, const uint64_t *rev, double *out,
+			    struct pt_error *err);
+
 /* The context keeps, per stage, the row it last computed for it (but the
  * working sets, which depend on every allocation) with the bytes of
  * everything that row was computed from: the stage's loops and boxes, its
@@ -177,7 +192,8 @@ int pt_features_compute_partial(struct pt_features *fx,
  * that row back, bit for bit what computing it gives; a search pricing a
  * parent's children one after another recomputes only the rows their
  * decision changed. pt_features_forget() drops what is kept, so that the
- * next schedule's rows are all computed (tests compare the two). */
+ * next schedule's rows are all computed (tests compare the two), and the
+ * loops of the last replay of each Func (pt_features_compute_rev()). */
 void pt_features_forget(struct pt_features *fx);
 
 /* One loop of a stage as the last pt_features_compute() saw it, outermost

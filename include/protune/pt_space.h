@@ -214,6 +214,14 @@ int pt_space_sched_scratch(const struct pt_space *sp,
 			   struct pt_space_work *w,
 			   const struct pt_sched **out);
 
+/* Per Func of w's scratch schedule, its revision: a number, never 0 once
+ * built, that changes each time pt_space_sched_scratch() rebuilds that
+ * Func's entry (its compute and store sites, its stages' directives) and
+ * only then, for as long as w lives. NULL before the first call with w.
+ * Owned by w, read-only. pt_features_compute_rev() takes them to replay
+ * only the Funcs whose entries changed. */
+const uint64_t *pt_space_scratch_revs(const struct pt_space_work *w);
+
 /* Guides (warm starts, doc/tuning.md): a preferred option for some
  * decisions, identified by the Func, stage and kind of the decision. The
  * option is kept without its context, so that it can be taken again in

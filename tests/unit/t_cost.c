@@ -1290,9 +1290,11 @@ out:
 /* Featurize states of random walks on the space of `m` (owned), at each
  * state four of its children drawn at random (siblings in a row, as a
  * beam prices them), then random complete states in a row (as MCTS's
- * rollouts), each with the rows kept from the states before and with a
- * second context that forgets them first: the rows must be the same
- * bits. Counts the states compared in *n. */
+ * rollouts), each with the rows kept from the states before (and every
+ * other walk with the loops of the Funcs the scratch schedule did not
+ * rebuild, by their revisions) and with a second context that forgets
+ * them first: the rows must be the same bits. Counts the states compared
+ * in *n. */
 static int rows_kept_match(struct pt_model *m, int walks, int *n)
 {
 	struct pwalk x;
@@ -1335,8 +1337,10 @@ static int rows_kept_match(struct pt_model *m, int walks, int *n)
 				if (pt_space_sched_scratch(x.sp, at, x.w, &s))
 					goto out;
 				pt_features_forget(ref);
-				if (pt_features_compute_partial(x.fx, s, first,
-								kept, NULL) ||
+				if (pt_features_compute_rev(x.fx, s, first,
+							    walk & 1 ?
+							    pt_space_scratch_revs(x.w) :
+							    NULL, kept, NULL) ||
 				    pt_features_compute_partial(ref, s, first,
 								fresh, NULL))
 					goto out;

@@ -246,6 +246,9 @@ struct fix {
 	struct pt_space *sp;
 	struct pt_space_work *w;
 	struct pt_space_state *root, *st;
+	/* the last scratch schedule (a copy) and its revisions */
+	struct pt_sched *prev;
+	uint64_t rev[64];
 };
 
 static int setup_model(struct fix *x, struct pt_model *m, unsigned prune)
@@ -279,9 +282,77 @@ static void teardown(struct fix *x)
 {
 	free(x->root);
 	free(x->st);
+	pt_sched_free(x->prev);
 	pt_space_work_free(x->w);
 	pt_space_free(x->sp);
 	pt_model_free(x->m);
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Are Func f's entries in a and b the same? */
+static int same_entry(const struct pt_sched *a, const struct pt_sched *b,
+		      int f)
+{
+	const struct pt_sched_func *p = &a->funcs[f], *q = &b->funcs[f];
+	int i, k;
+	size_t o;
+
+	if (p->compute != q->compute || p->nstages != q->nstages)
+		return 0;
+	if (p->compute == PT_COMPUTE_AT &&
+	    (p->compute_at.func != q->compute_at.func ||
+	     !same_str(p->compute_at.loop, q->compute_at.loop) ||
+	     p->store_root != q->store_root ||
+	     (!p->store_root && (p->store_at.func != q->store_at.func ||
+				 !same_str(p->store_at.loop,
+					   q->store_at.loop)))))
+		return 0;
+	for (i = 0; i < p->nstages; i++) {
+		const struct pt_sched_stage *u = &p->stages[i];
+		const struct pt_sched_stage *v = &q->stages[i];
+
+		if (u->ndirs != v->ndirs)
+			return 0;
+		for (k = 0; k < u->ndirs; k++) {
+			const struct pt_directive *d = &u->dirs[k];
+			const struct pt_directive *e = &v->dirs[k];
+
+			if (d->kind != e->kind || !same_str(d->dim, e->dim) ||
+			    d->order.nr != e->order.nr)
+				return 0;
+			if (d->kind == PT_DIR_SPLIT &&
+			    (d->factor != e->factor || d->tail != e->tail ||
+			     !same_str(d->outer, e->outer) ||
+			     !same_str(d->inner, e->inner)))
+				return 0;
+			for (o = 0; o < d->order.nr; o++)
+				if (!same_str(d->order.v[o], e->order.v[o]))
+					return 0;
+		}
+	}
+	return 1;
+}
+
+/* pt_space_scratch_revs() after a scratch schedule t: every revision set,
+ * and a Func whose revision is the one it had at the last scratch
+ * schedule has the entry it had then. Keeps a copy of t for the next. */
+static int revs_hold(struct fix *x, const struct pt_sched *t)
+{
+	const uint64_t *rev = pt_space_scratch_revs(x->w);
+	int f, ok = rev && t->nfuncs <= 64;
+
+	for (f = 0; ok && f < t->nfuncs; f++)
+		ok = rev[f] && (!x->prev || rev[f] != x->rev[f] ||
+				same_entry(x->prev, t, f));
+	pt_sched_free(x->prev);
+	x->prev = pt_sched_copy(t);
+	for (f = 0; ok && f < t->nfuncs; f++)
+		x->rev[f] = rev[f];
+	return ok && x->prev;
 }
 
 /* Does w's scratch schedule of st (and a copy of it) print as s does? */
@@ -294,7 +365,7 @@ static int same_as_scratch(struct fix *x, const struct pt_space_state *st,
 	struct pt_sched *copy = NULL;
 	int same = 0;
 
-	if (!pt_space_sched_scratch(x->sp, st, x->w, &t) &&
+	if (!pt_space_sched_scratch(x->sp, st, x->w, &t) && revs_hold(x, t) &&
 	    (copy = pt_sched_copy(t)) && !pt_sched_print(s, &a) &&
 	    !pt_sched_print(t, &b) && !pt_sched_print(copy, &c))
 		same = !strcmp(a.buf, b.buf) && !strcmp(a.buf, c.buf);
