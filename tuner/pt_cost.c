@@ -2129,8 +2129,8 @@ static void terms_key(const struct pt_cost_prep *p,
 
 	o = pt_key_put(o, &first, sizeof(first));
 	o = pt_key_put(o, mm->g, (size_t)m->nfuncs);
-	o = pt_key_put(o, &rows[(size_t)s * PT_FEAT_COUNT],
-		 PT_FEAT_WORKING_SET * sizeof(*rows));
+	o = pt_key_put_big(o, &rows[(size_t)s * PT_FEAT_COUNT],
+			   PT_FEAT_WORKING_SET * sizeof(*rows));
 	n = pt_features_loops(fx, s, &l);
 	o = pt_key_loops(o, l, n);
 	for (depth = 0; depth < 32 && pt_features_site(fx, f, &j, &pos) > 0;

@@ -2228,7 +2228,7 @@ static void stage_row(struct pt_features *fx, int sidx, int kept, double *o)
 	fx->keep.tries += kept;
 	if (len > 0 && sm->len == (size_t)len &&
 	    !memcmp(sm->key, fx->kbuf, (size_t)len)) {
-		memcpy(o, sm->row, sizeof(sm->row));
+		pt_copy_big(o, sm->row, sizeof(sm->row));
 		fx->keep.hits++;
 	} else {
 		stage_features(fx, sidx, o);
@@ -2245,7 +2245,7 @@ static void stage_row(struct pt_features *fx, int sidx, int kept, double *o)
 			sm->len = (size_t)len;
 			fx->kbuf = k;
 			fx->kcap = cap;
-			memcpy(sm->row, o, sizeof(sm->row));
+			pt_copy_big(sm->row, o, sizeof(sm->row));
 		}
 	}
 	stage_wsets(fx, sidx, par, o);
