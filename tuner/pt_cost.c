@@ -167,6 +167,8 @@ static void transcendental_cost(const char *op, int *reg, int *lane)
 		       * in arrays */
 #define WALK_BUDGET 4096   /* accesses visited per stage */
 #define WALK_UNROLL_REGS 16
+#define LLVM_VEC_MIN 16    /* iterations of a loop LLVM vectorizes */
+#define LLVM_VEC_BYTES 32  /* the vectors it prefers on x86 */
 #define STREAM_ROWS 32     /* streams an L2 streamer follows at once
 			    * (Intel: 32, one per 4 KiB page) */
 
@@ -1279,17 +1281,57 @@ static unsigned site_mask(const struct walk *w, int c, int f, int depth)
 	return mask;
 }
 
-/* The load and store terms of non-inlined stage s, scaled by its vectors,
- * scalars and parallel speedup. Falls back on the features' own load
- * counts (no hoisting) for a stage too large to walk. */
+/* The loop of a stage the schedule leaves scalar that LLVM's loop
+ * vectorizer (which Halide 14 leaves on) turns into vector code, or -1:
+ * the innermost loop left in the code (loops of one iteration are not)
+ * when it is a serial loop over the Func's first pure var, the one its
+ * storage is dense along, running at least LLVM_VEC_MIN times and at
+ * least one vector. Its vector width is *vf lanes: LLVM's preferred
+ * registers (32 bytes on AVX2 and AVX-512 targets, as it compiles
+ * Halide's code) over the Func's widest type. Checked against the IR
+ * Halide 14 emits for the third machine's training schedules
+ * (doc/cost-model.md, "LLVM's loop vectorizer"). */
+static int llvm_vector_loop(const struct pt_cost_prep *p,
+			    const struct pt_features *fx, const double *rows,
+			    int s, double *vf)
+{
+	const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
+	const struct pt_model *m = p->m;
+	const struct pt_func *f = &m->funcs[m->stages[s].func];
+	const struct pt_feat_loop *l;
+	const struct pt_dim *d;
+	int n = pt_features_loops(fx, s, &l), i, b = 1;
+
+	if (r[PT_FEAT_VECTOR_SIZE] > 1)
+		return -1;
+	while (n > 0 && l[n - 1].extent == 1)
+		n--;
+	if (n < 1 || l[n - 1].kind != PT_LOOP_SERIAL ||
+	    l[n - 1].extent < LLVM_VEC_MIN)
+		return -1;
+	d = &m->stages[s].dims[l[n - 1].dim];
+	if (d->is_rvar || d->index != 0)
+		return -1;
+	for (i = 0; i < f->ntypes; i++)
+		if ((f->types[i].bits + 7) / 8 > b)
+			b = (f->types[i].bits + 7) / 8;
+	*vf = (double)((p->vbytes < LLVM_VEC_BYTES ? p->vbytes :
+			LLVM_VEC_BYTES) / b);
+	return *vf > 1 && (double)l[n - 1].extent >= *vf ? n - 1 : -1;
+}
+
+/* The load and store terms of non-inlined stage s, scaled by its vectors
+ * nv, scalars ns and parallel speedup; `av`: the loop LLVM vectorizes
+ * (llvm_vector_loop()), or -1 for the schedule's own vector loop, if
+ * any. Falls back on the features' own load counts (no hoisting) for a
+ * stage too large to walk. */
 static void load_terms(const struct pt_cost_prep *p,
 		       const struct pt_features *fx, const double *rows,
 		       int first, int s, double eff, const unsigned char *reg,
-		       double *terms)
+		       int av, double nv, double ns, double *terms)
 {
 	const struct pt_model *m = p->m;
 	const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
-	double nv = r[PT_FEAT_NUM_VECTORS], ns = r[PT_FEAT_NUM_SCALARS];
 	struct walk w;
 	int i;
 
@@ -1303,8 +1345,8 @@ static void load_terms(const struct pt_cost_prep *p,
 	w.first = first;
 	w.budget = WALK_BUDGET;
 	w.nloops = pt_features_loops(fx, s, &w.loops);
-	w.vec = -1;
-	for (i = 0; i < w.nloops; i++)
+	w.vec = av;
+	for (i = 0; i < w.nloops && av < 0; i++)
 		if (w.loops[i].kind == PT_LOOP_VECTOR)
 			w.vec = i;
 	for (i = 0; i < w.nloops && w.loops[i].dim < WALK_MAXDIMS; i++)
@@ -2028,8 +2070,8 @@ static void stage_one(const struct pt_cost_prep *p,
 	const double *r = &rows[(size_t)s * PT_FEAT_COUNT];
 	const struct pt_stage *st = &m->stages[s];
 	const struct cp_stage *cs = &p->st[s];
-	double eff, lanes, vregs, scal, nv, ns, sregs;
-	int inl = !(r[PT_FEAT_NUM_PRODUCTIONS] > 0);
+	double eff, lanes, vregs, scal, nv, ns, sregs, vf;
+	int inl = !(r[PT_FEAT_NUM_PRODUCTIONS] > 0), av;
 
 	lanes = r[PT_FEAT_VECTOR_SIZE] > 1 ? r[PT_FEAT_VECTOR_SIZE] : 1;
 	nv = r[PT_FEAT_NUM_VECTORS];
@@ -2047,6 +2089,20 @@ static void stage_one(const struct pt_cost_prep *p,
 	}
 	eff = speedup(r[PT_FEAT_INNER_PARALLELISM] *
 		      r[PT_FEAT_OUTER_PARALLELISM], cores);
+	if ((av = llvm_vector_loop(p, fx, rows, s, &vf)) >= 0) {
+		/* Whole vectors of each run of the loop; the rest of
+		 * each run stays scalar. */
+		const struct pt_feat_loop *l;
+		double x, share;
+
+		pt_features_loops(fx, s, &l);
+		x = (double)l[av].extent;
+		share = floor(x / vf) * vf / x;
+		lanes = vf;
+		nv = ns * share / vf;
+		ns -= ns * share;
+		op_counts(p, cs, lanes, &vregs, &scal);
+	}
 	sregs = ceil(lanes * (r[PT_FEAT_BYTES_AT_ROOT] /
 			      (r[PT_FEAT_POINTS_MINIMUM] > 0 ?
 			       r[PT_FEAT_POINTS_MINIMUM] : 1)) / vbytes);
@@ -2055,7 +2111,7 @@ static void stage_one(const struct pt_cost_prep *p,
 	t[PT_TERM_STAGES] += 1;
 	t[PT_TERM_VECTOR_OPS] += nv * vregs / eff;
 	t[PT_TERM_SCALAR_OPS] += ns * scal / eff;
-	load_terms(p, fx, rows, first, s, eff, reg, t);
+	load_terms(p, fx, rows, first, s, eff, reg, av, nv, ns, t);
 	if (!(st->func < INL_MAX && reg[st->func]))
 		t[PT_TERM_STORES] += (nv * sregs + ns) / eff;
 	{

@@ -23,7 +23,7 @@
  *   not the pipelines' scale). The prediction is then
  *   linear * exp(trees).
  *
- * Text form ("protune-cost 3", doc/cost-model.md): the feature version it
+ * Text form ("protune-cost 7", doc/cost-model.md): the feature version it
  * was fitted for, the coefficients by term name, the trees. A file fitted
  * for another PT_FEAT_VERSION or naming an unknown term is refused.
  *
@@ -44,14 +44,16 @@
 #include "protune/pt_model.h"
 #include "protune/pt_strbuf.h"
 
-/* 6: no `calls` term: a transcendental call counts as the vector or
+/* 7: a stage the schedule leaves scalar whose innermost loop LLVM's
+ * loop vectorizer turns into vector code counts as vectors of LLVM's
+ * width (doc/cost-model.md, "LLVM's loop vectorizer"); 6: no `calls` term: a transcendental call counts as the vector or
  * scalar instructions it compiles to (doc/cost-model.md); 5: `loops`
  * counts iterations of the innermost loop left in the code (version 4
  * counted the entries of the innermost loop, vectorized or not), and the
  * buffers of Funcs promoted to registers add no stores or loads; 4:
  * `pages` counts the page faults of glibc's heap in the steady state.
  * Coefficients of an older file do not fit the terms. */
-#define PT_COST_FORMAT_VERSION 6
+#define PT_COST_FORMAT_VERSION 7
 
 /* The hand-designed terms (doc/cost-model.md defines each). */
 enum pt_term {

@@ -29,7 +29,7 @@ test_expect_success 'set up a data directory' '
 test_expect_success 'train fits and writes a model protune can load' '
 	protune train --data d --out m.cost >out &&
 	test_grep "^90 samples of 3 pipelines" out &&
-	test_grep "^protune-cost 6" m.cost &&
+	test_grep "^protune-cost 7" m.cost &&
 	test_grep "^term vector_ops " m.cost &&
 	test_grep "^gbt 1 " m.cost &&
 	PROTUNE_COST_MODEL=$PWD/m.cost protune space d/models/blur.model \
@@ -255,6 +255,27 @@ test_expect_success 'calibrate: another model under a taken name, usage errors' 
 	test_grep "empty/models has no models" err &&
 	test_expect_code 1 protune calibrate --data cal --samples 1.5 2>err &&
 	test_grep "take whole numbers" err
+'
+
+# The cost model's rule for LLVM's loop vectorizer against what LLVM does
+# with the real generator: camera_pipe's seed 65 leaves chroma scalar with
+# a 16-iteration loop along its rows (vectorized by LLVM, vector code in
+# the model); seed 17 unrolls that loop (left scalar by both).
+test_expect_success 'the loops LLVM vectorizes are vector code in the model' '
+	spr=$PT_SRCDIR/tuner/train-spr &&
+	sh "$PT_SRCDIR/bench/llvm-vectorized.sh" "$spr" camera_pipe 65 17 >v &&
+	test_grep "^camera_pipe 65 .*chroma" v &&
+	test_grep "^camera_pipe 17 " v &&
+	! grep "^camera_pipe 17 .*chroma" v &&
+	for s in 65 17; do
+		protune space "$spr/models/camera_pipe.model" --seed $s >s$s &&
+		protune cost --stages "$spr/models/camera_pipe.model" s$s |
+			grep "(chroma)" >c$s || return 1
+	done &&
+	test_grep "vector_ops=" c65 &&
+	! grep "scalar_ops=" c65 &&
+	test_grep "scalar_ops=" c17 &&
+	! grep "vector_ops=" c17
 '
 
 test_expect_success 'usage errors' '

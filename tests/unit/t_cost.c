@@ -306,8 +306,8 @@ PT_TEST(parse_errors)
 		pt_cost_free(c);
 	}
 	refused("", "w.cost");
-	refused("protune-cost 7\n", "w.cost:1: cost model format 7");
-	refused("protune-cost 5\n", "w.cost:1: cost model format 5, this protune reads 6: train it again");
+	refused("protune-cost 8\n", "w.cost:1: cost model format 8");
+	refused("protune-cost 6\n", "w.cost:1: cost model format 6, this protune reads 7: train it again");
 	{
 		char head[64];
 
@@ -375,9 +375,12 @@ PT_TEST(terms_respond)
 	struct pt_cost_prep *prep = NULL;
 	struct pt_sched *s1 = NULL, *s2 = NULL;
 	double *rows, t1[PT_TERM_COUNT], t2[PT_TERM_COUNT];
+	/* walked down the columns, so LLVM does not vectorize them */
 	const char *base =
-		"protune-schedule 1\nkey %s\nfunc f0 root\nfunc f1 root\n"
-		"func f2 root\n";
+		"protune-schedule 1\nkey %s\n"
+		"func f0 root\n  stage 0\n    reorder v1 v0\n"
+		"func f1 root\n  stage 0\n    reorder v1 v0\n"
+		"func f2 root\n  stage 0\n    reorder v1 v0\n";
 	const char *fast =
 		"protune-schedule 1\nkey %s\nfunc f0 root\nfunc f1 root\n"
 		"func f2 root\n  stage 0\n    split v0 v0o v0i 16 guard\n"
@@ -1021,12 +1024,61 @@ static int call_terms(const char *op, int vec, double *terms)
 		n += snprintf(lines + n, sizeof(lines) - (size_t)n,
 			      "    op %s\n", ops[j]);
 	snprintf(text, sizeof(text), call_model, lines);
+	/* scalar code: the loop left innermost is unrolled, which LLVM's
+	 * loop vectorizer leaves alone */
 	return text_terms(text, vec ?
 			  "protune-schedule 1\nkey %s\nfunc f0 root\n"
 			  "  stage 0\n    split v0 v0o v0i 16 guard\n"
 			  "    vectorize v0i\n" :
-			  "protune-schedule 1\nkey %s\nfunc f0 root\n",
+			  "protune-schedule 1\nkey %s\nfunc f0 root\n"
+			  "  stage 0\n    split v0 v0o v0i 4 guard\n"
+			  "    unroll v0i\n",
 			  terms);
+}
+
+/* LLVM's loop vectorizer: a stage left scalar whose innermost loop runs
+ * along its first pure var, 16 times or more, is vector code of LLVM's
+ * width (32 bytes; 32 lanes of f0's u8), with the ops of the same stage
+ * vectorized by 32 in the schedule. Scalar when that loop is short, or
+ * unrolled. */
+PT_TEST(llvm_vectorizer)
+{
+	char text[2048];
+	double llvm[PT_TERM_COUNT], sched[PT_TERM_COUNT], shortl[PT_TERM_COUNT],
+		unrolled[PT_TERM_COUNT], tail[PT_TERM_COUNT];
+
+	snprintf(text, sizeof(text), call_model,
+		 "    op cast.u8 1\n    op load.f32 1\n");
+	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
+			      "func f0 root\n", llvm) == 0);
+	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
+			      "func f0 root\n  stage 0\n"
+			      "    split v0 v0o v0i 32 guard\n"
+			      "    vectorize v0i\n", sched) == 0);
+	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
+			      "func f0 root\n  stage 0\n"
+			      "    split v0 v0o v0i 8 guard\n", shortl) == 0);
+	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
+			      "func f0 root\n  stage 0\n"
+			      "    split v0 v0o v0i 4 guard\n"
+			      "    unroll v0i\n", unrolled) == 0);
+	/* 48 a run: one vector of 32, 16 scalars */
+	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
+			      "func f0 root\n  stage 0\n"
+			      "    split v0 v0o v0i 48 guard\n", tail) == 0);
+	PT_CHECK(llvm[PT_TERM_VECTOR_OPS] > 0);
+	PT_CHECK(llvm[PT_TERM_VECTOR_OPS] == sched[PT_TERM_VECTOR_OPS]);
+	PT_CHECK(llvm[PT_TERM_SCALAR_OPS] == 0 && sched[PT_TERM_SCALAR_OPS] == 0);
+	PT_CHECK(llvm[PT_TERM_STORES] == sched[PT_TERM_STORES]);
+	PT_CHECK(llvm[PT_TERM_SCALAR_LOADS] == 0);
+	/* the cast, one instruction a point */
+	PT_CHECK(shortl[PT_TERM_VECTOR_OPS] == 0 &&
+		 shortl[PT_TERM_SCALAR_OPS] == 4096.0);
+	PT_CHECK(unrolled[PT_TERM_VECTOR_OPS] == 0 &&
+		 unrolled[PT_TERM_SCALAR_OPS] == shortl[PT_TERM_SCALAR_OPS]);
+	PT_CHECK(tail[PT_TERM_VECTOR_OPS] > 0 &&
+		 tail[PT_TERM_SCALAR_OPS] > 0);
+	PT_CHECK(tail[PT_TERM_SCALAR_OPS] < shortl[PT_TERM_SCALAR_OPS] / 2);
 }
 
 PT_TEST(transcendental_calls)
@@ -1464,6 +1516,8 @@ PT_SUITE(cost,
 	   boundary_gathers },
 	 { "a transcendental call costs the instructions it compiles to",
 	   transcendental_calls },
+	 { "a scalar loop along the rows is vector code LLVM's wide",
+	   llvm_vectorizer },
 	 { "partial states featurize and price their decided Funcs only",
 	   partial_states_price_decided_funcs },
 	 { "rows kept from earlier schedules are the rows computed",
