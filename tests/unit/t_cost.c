@@ -1043,29 +1043,29 @@ static int call_terms(const char *op, int vec, double *terms)
  * unrolled. */
 PT_TEST(llvm_vectorizer)
 {
-	char text[2048];
-	double llvm[PT_TERM_COUNT], sched[PT_TERM_COUNT], shortl[PT_TERM_COUNT],
-		unrolled[PT_TERM_COUNT], tail[PT_TERM_COUNT];
+	/* f0's stage: left scalar; vectorized by 32 in the schedule; a
+	 * loop of 8; unrolled; 48 a run (one vector of 32, 16 scalars) */
+	static const char *const stage[5] = {
+		"",
+		"  stage 0\n    split v0 v0o v0i 32 guard\n    vectorize v0i\n",
+		"  stage 0\n    split v0 v0o v0i 8 guard\n",
+		"  stage 0\n    split v0 v0o v0i 4 guard\n    unroll v0i\n",
+		"  stage 0\n    split v0 v0o v0i 48 guard\n",
+	};
+	char text[2048], sch[256];
+	double t[5][PT_TERM_COUNT];
+	double *llvm = t[0], *sched = t[1], *shortl = t[2], *unrolled = t[3],
+		*tail = t[4];
+	int i;
 
 	snprintf(text, sizeof(text), call_model,
 		 "    op cast.u8 1\n    op load.f32 1\n");
-	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
-			      "func f0 root\n", llvm) == 0);
-	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
-			      "func f0 root\n  stage 0\n"
-			      "    split v0 v0o v0i 32 guard\n"
-			      "    vectorize v0i\n", sched) == 0);
-	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
-			      "func f0 root\n  stage 0\n"
-			      "    split v0 v0o v0i 8 guard\n", shortl) == 0);
-	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
-			      "func f0 root\n  stage 0\n"
-			      "    split v0 v0o v0i 4 guard\n"
-			      "    unroll v0i\n", unrolled) == 0);
-	/* 48 a run: one vector of 32, 16 scalars */
-	PT_REQUIRE(text_terms(text, "protune-schedule 1\nkey %s\n"
-			      "func f0 root\n  stage 0\n"
-			      "    split v0 v0o v0i 48 guard\n", tail) == 0);
+	for (i = 0; i < 5; i++) {
+		snprintf(sch, sizeof(sch),
+			 "protune-schedule 1\nkey %%s\nfunc f0 root\n%s",
+			 stage[i]);
+		PT_REQUIRE(text_terms(text, sch, t[i]) == 0);
+	}
 	PT_CHECK(llvm[PT_TERM_VECTOR_OPS] > 0);
 	PT_CHECK(llvm[PT_TERM_VECTOR_OPS] == sched[PT_TERM_VECTOR_OPS]);
 	PT_CHECK(llvm[PT_TERM_SCALAR_OPS] == 0 && sched[PT_TERM_SCALAR_OPS] == 0);
