@@ -24,6 +24,16 @@
 #    decision from its parent, generated, featurized and costed. Here the
 #    same search (`protune tune --search beam`, beam 32, five passes, one
 #    thread): its wall clock over the states it priced, us_beam_state.
+#    And the same figure for Halide 14's Adams2019 plugin, run side by
+#    side on the same machine (its beam search, beam 32, five passes, no
+#    dropout, one thread; HL_NUM_THREADS=1): the example's generator at
+#    the model's size, target and machine parameters, the time its
+#    generate_schedule() reports (HALIDE_TOC) over the states it costed
+#    ("Cost evaluated this many times"), us_adams_state; the two
+#    alternated COSTMODEL_SPEED_ROUNDS times (default 3), medians, and
+#    adams_over_beam, the plugin's time a state over ours. Needs
+#    HALIDE_PLUGINDIR and the generators of `make examples-bench`;
+#    COSTMODEL_SPEED_ROUNDS=0 skips the plugin.
 #
 #   costmodel.sh [DATA_DIR]    (default: $PT_SRCDIR/tuner/train)
 set -eu
@@ -49,27 +59,101 @@ for m in amd spr; do
 		--eval "$out/costmodel-$m-shipped.tsv"
 done
 
-printf 'example\tstates\tus_draw\tus_draw_sched\tus_draw_sched_cost\tschedules_per_s\tbeam_states\tus_beam_state\n' \
-	>"$out/costmodel-speed.tsv"
-for ex in stencil_chain local_laplacian; do
-	line=$(PROTUNE_COST_MODEL=$PT_SRCDIR/tuner/default.cost \
-		protune space "$data/models/$ex.model" --bench "$n")
-	echo "  $ex: $line"
+rounds=${COSTMODEL_SPEED_ROUNDS:-3}
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+# model_field MODEL KEY: the quoted value of a `KEY "..."` line
+model_field() {
+	sed -n "s/^$2 \"\(.*\)\"\$/\1/p" "$1" | head -n 1
+}
+
+# beam_run MODEL: "STATES US" of our beam search, one thread
+beam_run() {
 	# "protune: tune beam: ..., 71920 states priced in all (19.6 us
 	# each), ..."
-	beam=$(protune tune "$data/models/$ex.model" --search beam \
-		--threads 1 --budget 3600 \
+	protune tune "$1" --search beam --threads 1 --budget 3600 \
 		--cost-model "$PT_SRCDIR/tuner/default.cost" 2>&1 >/dev/null |
-		sed -n 's/.* \([0-9]*\) states priced in all (\([0-9.]*\) us each).*/\1 \2/p')
-	[ -n "$beam" ] || { echo "costmodel.sh: no beam search figure for $ex" >&2; exit 1; }
-	echo "  $ex: beam search: $beam (states, us each)"
+		sed -n 's/.* \([0-9]*\) states priced in all (\([0-9.]*\) us each).*/\1 \2/p'
+}
+
+# adams_run EXAMPLE MODEL: "STATES US" of the Adams2019 plugin's beam
+# search on the example's generator at the model's size and target, one
+# thread. HL_DEBUG_CODEGEN=1 makes Halide print the time of
+# generate_schedule() (HALIDE_TIC/TOC, AutoSchedule.cpp); the printing it
+# adds inside that window is a few thousand lines of the DAG's dump.
+adams_run() {
+	_gen=$PT_BUILD_DIR/ex/bin/$1.generator
+	_size=$(sed -n 's/^argv .*"size=\([a-z]*\)".*/\1/p' "$2")
+	rm -rf "$tmp/adams-out" && mkdir "$tmp/adams-out"
+	env HL_NUM_THREADS=1 HL_DEBUG_AUTOSCHEDULE=1 HL_DEBUG_CODEGEN=1 \
+		HL_BEAM_SIZE=32 HL_NUM_PASSES=5 HL_RANDOM_DROPOUT=100 \
+		"$_gen" -g "$1" -o "$tmp/adams-out" -e schedule -n "$1" \
+		target="$(model_field "$2" target)" size="${_size:-bench}" \
+		auto_schedule=true \
+		machine_params="$(model_field "$2" machine-params)" \
+		-p "$HALIDE_PLUGINDIR/libautoschedule_adams2019.so" \
+		-s Adams2019 >"$tmp/adams.log" 2>&1 || {
+		echo "costmodel.sh: the Adams2019 plugin failed on $1:" >&2
+		tail -n 5 "$tmp/adams.log" >&2
+		return 1
+	}
+	awk '/AutoSchedule.cpp:[0-9]+ \.\.\. AutoSchedule.cpp:[0-9]+ : / {
+		ms = $(NF - 1) }
+	/^Cost evaluated this many times: / { n = $NF }
+	END { if (n > 0 && ms > 0) printf "%d %.1f\n", n, ms * 1000 / n }' \
+		"$tmp/adams.log"
+}
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) print "-"
+		else if (NR % 2) print v[(NR + 1) / 2]
+		else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+if [ "$rounds" -gt 0 ]; then
+	: "${HALIDE_PLUGINDIR:?costmodel.sh: HALIDE_PLUGINDIR is not set (COSTMODEL_SPEED_ROUNDS=0 skips the plugin)}"
+fi
+
+printf 'example\tstates\tus_draw\tus_draw_sched\tus_draw_sched_cost\tschedules_per_s\tbeam_states\tus_beam_state\tadams_states\tus_adams_state\tadams_over_beam\n' \
+	>"$out/costmodel-speed.tsv"
+for ex in stencil_chain local_laplacian; do
+	model=$data/models/$ex.model
+	line=$(PROTUNE_COST_MODEL=$PT_SRCDIR/tuner/default.cost \
+		protune space "$model" --bench "$n")
+	echo "  $ex: $line"
+	: >"$tmp/beam" && : >"$tmp/adams"
+	r=0
+	while :; do
+		beam=$(beam_run "$model")
+		[ -n "$beam" ] || { echo "costmodel.sh: no beam search figure for $ex" >&2; exit 1; }
+		echo "$beam" >>"$tmp/beam"
+		echo "  $ex: beam search: $beam (states, us each)"
+		r=$((r + 1))
+		[ "$r" -le "$rounds" ] || break
+		a=$(adams_run "$ex" "$model") && [ -n "$a" ] ||
+			{ echo "costmodel.sh: no Adams2019 figure for $ex" >&2; exit 1; }
+		echo "$a" >>"$tmp/adams"
+		echo "  $ex: Adams2019 plugin: $a (states, us each)"
+		[ "$r" -lt "$rounds" ] || break
+	done
+	bs=$(awk 'NR == 1 { print $1 }' "$tmp/beam")
+	bus=$(awk '{ print $2 }' "$tmp/beam" | median)
+	if [ "$rounds" -gt 0 ]; then
+		as=$(awk 'NR == 1 { print $1 }' "$tmp/adams")
+		aus=$(awk '{ print $2 }' "$tmp/adams" | median)
+	else
+		as=- aus=-
+	fi
 	# "... 12.3 us each; with the schedule: ... 45.6 us each; featurized
 	# and costed too: ... 78.9 us each"
-	echo "$line" | awk -v ex="$ex" -v n="$n" -v beam="$beam" '{
+	echo "$line" | awk -v ex="$ex" -v n="$n" -v bs="$bs" -v bus="$bus" \
+		-v as="$as" -v aus="$aus" '{
 		k = 0
 		for (i = 1; i <= NF; i++) if ($(i+1) == "us") us[++k] = $i
-		split(beam, b, " ")
-		printf "%s\t%d\t%s\t%s\t%s\t%.0f\t%s\t%s\n", ex, n, us[1], us[2], us[3], 1e6 / us[3], b[1], b[2]
+		ratio = aus == "-" ? "-" : sprintf("%.2f", aus / bus)
+		printf "%s\t%d\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\n", ex, n, us[1], us[2], us[3], 1e6 / us[3], bs, bus, as, aus, ratio
 	}' >>"$out/costmodel-speed.tsv"
 done
 echo "wrote $out/costmodel.tsv and $out/costmodel-speed.tsv"
