@@ -47,6 +47,7 @@
 #define FX_ROOTBYTES (2 << 20)  /* about this much of them at most */
 
 enum { ROLE_C = 1, ROLE_S = 2, ROLE_T = 4 };
+enum { REG_INL = 1, REG_DECIDED = 2 };
 
 /* A loop while its stage's directives are replayed. */
 struct rloop {
@@ -195,6 +196,12 @@ struct pt_features {
 	 * none; pt_features_compute_rev()), and per stage that replay */
 	uint64_t *frev;
 	struct fx_replay *rp;
+	/* per Func, what regions() last computed its regions for: the
+	 * revision of its entry (0: none) and its flags (REG_*); rvalid: they
+	 * hold (the last call had revisions and finished) */
+	uint64_t *rrev;
+	unsigned char *rflag;
+	int rvalid;
 };
 
 /* --- names ---------------------------------------------------------------- */
@@ -589,6 +596,8 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	fx->sm = calloc((size_t)m->nstages + 1, sizeof(*fx->sm));
 	fx->rp = calloc((size_t)m->nstages + 1, sizeof(*fx->rp));
 	fx->frev = calloc((size_t)m->nfuncs + 1, sizeof(*fx->frev));
+	fx->rrev = calloc((size_t)m->nfuncs + 1, sizeof(*fx->rrev));
+	fx->rflag = calloc((size_t)m->nfuncs + 1, sizeof(*fx->rflag));
 	/* a set's regions and about four boxes read per stage */
 	fx->rcap = FX_ROOTBYTES / ((int)sizeof(struct pt_box) *
 				   (m->nfuncs + 4 * m->nstages) + 1);
@@ -615,7 +624,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	    !fx->nbytes || !fx->nregion || !fx->nalloc ||
 	    !fx->acc_first || !fx->coord_first || !fx->jac || !fx->unknown ||
 	    !fx->algo || !fx->fn || !fx->inl || !fx->copies || !fx->sm ||
-	    !fx->rp || !fx->frev ||
+	    !fx->rp || !fx->frev || !fx->rrev || !fx->rflag ||
 	    !fx->grp_first || !fx->grp || !fx->call_first || !fx->call ||
 	    pt_fp_acc_init(&fx->acc, fx->fp) ||
 	    pt_fp_acc_init(&fx->acc2, fx->fp) || grow_loops(fx, 256)) {
@@ -753,6 +762,8 @@ void pt_features_free(struct pt_features *fx)
 	}
 	free(fx->rp);
 	free(fx->frev);
+	free(fx->rrev);
+	free(fx->rflag);
 	free(fx);
 }
 
@@ -764,6 +775,7 @@ void pt_features_forget(struct pt_features *fx)
 		fx->sm[i].len = 0;
 	memset(&fx->keep, 0, sizeof(fx->keep));
 	memset(fx->frev, 0, (size_t)fx->nfuncs * sizeof(*fx->frev));
+	fx->rvalid = 0;
 }
 
 const double *pt_features_algo(const struct pt_features *fx, int stage)
@@ -1471,13 +1483,50 @@ static void site_run(struct pt_features *fx, int j, int p)
 	}
 }
 
-static void regions(struct pt_features *fx, int first)
+/* The highest Func whose regions may differ from those regions() last
+ * computed (-1: none), with the revisions `rev` of the Funcs' entries
+ * (NULL: unknown, all may). A Func's regions (rc, rs, rt, prod, real,
+ * outer_par) depend only on the entries of the Funcs at and above it
+ * (its consumers, the Funcs computed inside their loops, those inlined
+ * between), never on those below: the Funcs above the highest one whose
+ * entry or flags changed keep theirs. */
+static int regions_changed(const struct pt_features *fx, int first,
+			   const uint64_t *rev)
+{
+	int f;
+
+	if (!rev || !fx->rvalid)
+		return fx->nfuncs - 1;
+	for (f = fx->nfuncs - 1; f >= 0; f--) {
+		int flag = (fx->fn[f].inl ? REG_INL : 0) |
+			(f >= first ? REG_DECIDED : 0);
+
+		if (!rev[f] || rev[f] != fx->rrev[f] || flag != fx->rflag[f])
+			return f;
+	}
+	return -1;
+}
+
+/* Does a Func at or below `top` ask for a region at loop `flat`? */
+static int site_wanted(const struct pt_features *fx, int flat, int top)
+{
+	int r;
+
+	for (r = fx->head[flat]; r >= 0; r = fx->req[r].next)
+		if (fx->req[r].func <= top)
+			return 1;
+	return 0;
+}
+
+/* Every decided Func's regions; those above regions_changed() are kept
+ * from the last call. */
+static void regions(struct pt_features *fx, int first, const uint64_t *rev)
 {
 	const struct pt_model *m = fx->m;
-	int f, j, p, k;
+	int f, j, p, k, top = regions_changed(fx, first, rev);
 
 	root_run(fx);
-	for (f = 0; f < fx->nfuncs; f++) {
+	for (f = 0; f <= top; f++) {
 		struct fx_func *fn = &fx->fn[f];
 
 		if (fn->inl)
@@ -1504,7 +1553,8 @@ static void regions(struct pt_features *fx, int first)
 			pre *= (double)l[p].extent;
 			if (l[p].kind == PT_LOOP_PARALLEL)
 				ppre *= (double)l[p].extent;
-			if (fx->head[js->first + p] < 0)
+			if (fx->head[js->first + p] < 0 ||
+			    !site_wanted(fx, js->first + p, top))
 				continue;
 			site_run(fx, j, p);
 			for (r = fx->head[js->first + p]; r >= 0;
@@ -2319,7 +2369,17 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 		first = 0;
 	if ((ret = structure(fx, s, first, rev, err)))
 		return ret;
-	regions(fx, first);
+	regions(fx, first, rev);
+	fx->rvalid = rev != NULL;
+	if (rev) {
+		for (f = 0; f < m->nfuncs; f++) {
+			fx->rrev[f] = rev[f];
+			fx->rflag[f] = (unsigned char)((fx->fn[f].inl ?
+							REG_INL : 0) |
+						       (f >= first ?
+							REG_DECIDED : 0));
+		}
+	}
 	working_sets(fx);
 	/* The rows of inlined Funcs are sums, zeroed first; a feature
 	 * stage_features() leaves unset is 0 rather than what the buffer
