@@ -122,6 +122,8 @@ struct fx_rootset {
 struct fx_smemo {
 	unsigned char *key;
 	size_t len, cap;   /* len 0: nothing kept */
+	uint64_t cur;      /* the schedule (fx->serial) whose row `row` was
+			    * last (0: none) */
 	double row[PT_FEAT_COUNT];
 };
 
@@ -202,6 +204,9 @@ struct pt_features {
 	uint64_t *rrev;
 	unsigned char *rflag;
 	int rvalid;
+	/* schedules featurized to the end, and the inlined set (its gen) of
+	 * the last */
+	uint64_t serial, sgen;
 };
 
 /* --- names ---------------------------------------------------------------- */
@@ -771,8 +776,10 @@ void pt_features_forget(struct pt_features *fx)
 {
 	int i;
 
-	for (i = 0; i < fx->nstages; i++)
+	for (i = 0; i < fx->nstages; i++) {
 		fx->sm[i].len = 0;
+		fx->sm[i].cur = 0;
+	}
 	memset(&fx->keep, 0, sizeof(fx->keep));
 	memset(fx->frev, 0, (size_t)fx->nfuncs * sizeof(*fx->frev));
 	fx->rvalid = 0;
@@ -1518,12 +1525,12 @@ static int site_wanted(const struct pt_features *fx, int flat, int top)
 	return 0;
 }
 
-/* Every decided Func's regions; those above regions_changed() are kept
- * from the last call. */
-static void regions(struct pt_features *fx, int first, const uint64_t *rev)
+/* Every decided Func's regions; those above `top` (regions_changed())
+ * are kept from the last call. */
+static void regions(struct pt_features *fx, int first, int top)
 {
 	const struct pt_model *m = fx->m;
-	int f, j, p, k, top = regions_changed(fx, first, rev);
+	int f, j, p, k;
 
 	root_run(fx);
 	for (f = 0; f <= top; f++) {
@@ -2267,19 +2274,54 @@ static long row_key(struct pt_features *fx, int sidx, int par)
 	return (long)(o - fx->kbuf);
 }
 
-/* Stage `sidx`'s row into o: with `kept`, taken from the last time its
- * key was the same, or computed and kept; otherwise computed. */
-static void stage_row(struct pt_features *fx, int sidx, int kept, double *o)
+/* Is stage `sidx`'s row the last schedule's, without its key built? When
+ * it was that schedule's row, the inlined set is the same, its Func is
+ * above `top` (regions_changed(): its loops, sites and regions are the
+ * same) and so is every Func it reads (their storage, realized bytes and
+ * sites): everything row_key() would write is the same. */
+static int row_same(const struct pt_features *fx, int sidx, int top)
+{
+	const struct fx_rootset *r = &fx->rset[fx->rcur];
+	int i, n;
+
+	if (fx->sm[sidx].cur != fx->serial || fx->sm[sidx].cur == 0 ||
+	    r->gen != fx->sgen || fx->m->stages[sidx].func <= top ||
+	    r->rd_first[sidx] < 0)
+		return 0;
+	for (i = 0; i < r->rd_n[sidx]; i++) {
+		n = r->node[r->rd_first[sidx] + i];
+		if (n < fx->nfuncs && !fx->fn[n].inl && n <= top)
+			return 0;
+	}
+	return 1;
+}
+
+/* Stage `sidx`'s row into o: the last schedule's when row_same() says
+ * so; with `kept`, taken from the last time its key was the same, or
+ * computed and kept; otherwise computed. */
+static void stage_row(struct pt_features *fx, int sidx, int kept, int top,
+		      double *o)
 {
 	struct fx_smemo *sm = &fx->sm[sidx];
 	int par = last_parallel(fx, sidx);
-	long len = kept ? row_key(fx, sidx, par) : -1;
+	long len;
 
+	if (row_same(fx, sidx, top)) {
+		pt_copy_big(o, sm->row, sizeof(sm->row));
+		sm->cur = fx->serial + 1;
+		fx->keep.tries += kept;
+		fx->keep.hits += kept;
+		stage_wsets(fx, sidx, par, o);
+		return;
+	}
+	len = kept ? row_key(fx, sidx, par) : -1;
 	fx->keep.tries += kept;
+	sm->cur = 0;
 	if (len > 0 && sm->len == (size_t)len &&
 	    !memcmp(sm->key, fx->kbuf, (size_t)len)) {
 		pt_copy_big(o, sm->row, sizeof(sm->row));
 		fx->keep.hits++;
+		sm->cur = fx->serial + 1;
 	} else {
 		stage_features(fx, sidx, o);
 		if (kept)
@@ -2296,6 +2338,7 @@ static void stage_row(struct pt_features *fx, int sidx, int kept, double *o)
 			fx->kbuf = k;
 			fx->kcap = cap;
 			pt_copy_big(sm->row, o, sizeof(sm->row));
+			sm->cur = fx->serial + 1;
 		}
 	}
 	stage_wsets(fx, sidx, par, o);
@@ -2361,7 +2404,7 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 			    struct pt_error *err)
 {
 	const struct pt_model *m = fx->m;
-	int f, k, ret, kept;
+	int f, k, ret, kept, top;
 
 	if (!s)
 		return pt_error_set(err, PT_EINVAL, "no schedule");
@@ -2369,7 +2412,8 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 		first = 0;
 	if ((ret = structure(fx, s, first, rev, err)))
 		return ret;
-	regions(fx, first, rev);
+	top = regions_changed(fx, first, rev);
+	regions(fx, first, top);
 	fx->rvalid = rev != NULL;
 	if (rev) {
 		for (f = 0; f < m->nfuncs; f++) {
@@ -2388,10 +2432,12 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 	kept = pt_keep_begin(&fx->keep);
 	for (f = first; f < m->nfuncs; f++)
 		for (k = 0; k < m->funcs[f].nstages && !fx->fn[f].inl; k++)
-			stage_row(fx, m->funcs[f].first_stage + k, kept,
+			stage_row(fx, m->funcs[f].first_stage + k, kept, top,
 				  &out[(size_t)(m->funcs[f].first_stage + k) *
 				       PT_FEAT_COUNT]);
 	pt_keep_end(&fx->keep, kept);
+	fx->serial++;
+	fx->sgen = fx->rset[fx->rcur].gen;
 	memset(fx->copies, 0, (size_t)m->nfuncs * sizeof(*fx->copies));
 	for (k = 0; k < m->nstages; k++)
 		if (m->stages[k].func >= first &&
