@@ -1490,6 +1490,15 @@ static void site_run(struct pt_features *fx, int j, int p)
 	}
 }
 
+/* Func f's flags that its regions depend on (REG_*), `first` the first
+ * decided Func. */
+static unsigned char reg_flags(const struct pt_features *fx, int f,
+			       int first)
+{
+	return (unsigned char)((fx->fn[f].inl ? REG_INL : 0) |
+			       (f >= first ? REG_DECIDED : 0));
+}
+
 /* The highest Func whose regions may differ from those regions() last
  * computed (-1: none), with the revisions `rev` of the Funcs' entries
  * (NULL: unknown, all may). A Func's regions (rc, rs, rt, prod, real,
@@ -1504,13 +1513,10 @@ static int regions_changed(const struct pt_features *fx, int first,
 
 	if (!rev || !fx->rvalid)
 		return fx->nfuncs - 1;
-	for (f = fx->nfuncs - 1; f >= 0; f--) {
-		int flag = (fx->fn[f].inl ? REG_INL : 0) |
-			(f >= first ? REG_DECIDED : 0);
-
-		if (!rev[f] || rev[f] != fx->rrev[f] || flag != fx->rflag[f])
+	for (f = fx->nfuncs - 1; f >= 0; f--)
+		if (!rev[f] || rev[f] != fx->rrev[f] ||
+		    reg_flags(fx, f, first) != fx->rflag[f])
 			return f;
-	}
 	return -1;
 }
 
@@ -2418,10 +2424,7 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 	if (rev) {
 		for (f = 0; f < m->nfuncs; f++) {
 			fx->rrev[f] = rev[f];
-			fx->rflag[f] = (unsigned char)((fx->fn[f].inl ?
-							REG_INL : 0) |
-						       (f >= first ?
-							REG_DECIDED : 0));
+			fx->rflag[f] = reg_flags(fx, f, first);
 		}
 	}
 	working_sets(fx);
