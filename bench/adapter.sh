@@ -23,7 +23,7 @@ plugin=$PT_BUILD_DIR/lib/libprotune_halide.so
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$PT_SRCDIR/bench/lib.sh"
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 printf 'protune-schedule 1\nkey 00000000000000000000000000000000\nfunc f0 root\n' >"$tmp/nofit.sched"

@@ -25,7 +25,6 @@ trap 'rm -rf "$tmp"' EXIT
 tsv=$out/results.tsv
 printf 'example\tvariant\tmedian_ms\tratio_to_manual\truns_ms\n' >"$tsv"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "protune bench: $(protune-cc --version); $(nproc) cores; $rounds rounds of ${min_time}s per variant; $(date -u +%Y-%m-%dT%H:%MZ)"
 printf '%-16s' example

@@ -39,6 +39,7 @@
 set -eu
 : "${PT_BUILD_DIR:?}" "${PT_SRCDIR:?}"
 PATH=$PT_BUILD_DIR/bin:$PATH
+. "$PT_SRCDIR/bench/lib.sh"
 data=${1:-$PT_SRCDIR/tuner/train}
 out=$PT_SRCDIR/bench/out
 mkdir -p "$out"
@@ -105,13 +106,6 @@ adams_run() {
 		"$tmp/adams.log"
 }
 
-median() {
-	sort -g | awk '{ v[NR] = $1 } END {
-		if (NR == 0) print "-"
-		else if (NR % 2) print v[(NR + 1) / 2]
-		else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 if [ "$rounds" -gt 0 ]; then
 	: "${HALIDE_PLUGINDIR:?costmodel.sh: HALIDE_PLUGINDIR is not set (COSTMODEL_SPEED_ROUNDS=0 skips the plugin)}"
 fi
@@ -124,19 +118,21 @@ for ex in stencil_chain local_laplacian; do
 		protune space "$model" --bench "$n")
 	echo "  $ex: $line"
 	: >"$tmp/beam" && : >"$tmp/adams"
+	# ours and the plugin's in turn, `rounds` times (ours once for 0)
 	r=0
-	while :; do
+	while [ "$r" -lt "$rounds" ] || [ "$r" -eq 0 ]; do
 		beam=$(beam_run "$model")
 		[ -n "$beam" ] || { echo "costmodel.sh: no beam search figure for $ex" >&2; exit 1; }
 		echo "$beam" >>"$tmp/beam"
 		echo "  $ex: beam search: $beam (states, us each)"
 		r=$((r + 1))
-		[ "$r" -le "$rounds" ] || break
-		a=$(adams_run "$ex" "$model") && [ -n "$a" ] ||
-			{ echo "costmodel.sh: no Adams2019 figure for $ex" >&2; exit 1; }
+		[ "$rounds" -gt 0 ] || continue
+		if ! a=$(adams_run "$ex" "$model") || [ -z "$a" ]; then
+			echo "costmodel.sh: no Adams2019 figure for $ex" >&2
+			exit 1
+		fi
 		echo "$a" >>"$tmp/adams"
 		echo "  $ex: Adams2019 plugin: $a (states, us each)"
-		[ "$r" -lt "$rounds" ] || break
 	done
 	bs=$(awk 'NR == 1 { print $1 }' "$tmp/beam")
 	bus=$(awk '{ print $2 }' "$tmp/beam" | median)

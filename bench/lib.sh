@@ -1,5 +1,5 @@
-# lib.sh: checks of the benchmark scripts' settings and their timing
-# lock, sourced by bench/bench.sh, bench/tuners.sh and bench/warm.sh.
+# lib.sh: checks of the benchmark scripts' settings, their timing lock
+# and the median of their runs, sourced by the scripts of bench/.
 
 # is_seconds VALUE: a decimal number greater than 0
 is_seconds() {
@@ -38,4 +38,15 @@ bench_locked() {
 		exec 8<&-
 		"$@"
 	) 8<"$_lk.turn" 9<"$_lk"
+}
+
+# median: the median of the numbers on standard input, one a line ("-"
+# when there are none)
+median() {
+	sort -g | awk '{ v[NR] = $1 }
+	END {
+		if (NR == 0) print "-"
+		else if (NR % 2) print v[(NR + 1) / 2]
+		else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
+	}'
 }

@@ -250,15 +250,6 @@ tuner_meta() {
 		END { print s }'
 }
 
-median() {
-	sort -g | awk '{ v[NR] = $1 }
-	END {
-		if (NR == 0) print "-"
-		else if (NR % 2) print v[(NR + 1) / 2]
-		else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
-	}'
-}
-
 : >"$tmp/notes"
 printf 'example\tsource\truntime_ms\ttuning_s\tcheck\n' >"$tmp/tsv"
 for ex in $examples; do

@@ -1520,6 +1520,20 @@ static int regions_changed(const struct pt_features *fx, int first,
 	return -1;
 }
 
+/* Record what regions() just computed the regions for (revisions `rev`,
+ * NULL: unknown). */
+static void regions_done(struct pt_features *fx, int first,
+			 const uint64_t *rev)
+{
+	int f;
+
+	fx->rvalid = rev != NULL;
+	for (f = 0; rev && f < fx->nfuncs; f++) {
+		fx->rrev[f] = rev[f];
+		fx->rflag[f] = reg_flags(fx, f, first);
+	}
+}
+
 /* Does a Func at or below `top` ask for a region at loop `flat`? */
 static int site_wanted(const struct pt_features *fx, int flat, int top)
 {
@@ -2309,26 +2323,17 @@ static void stage_row(struct pt_features *fx, int sidx, int kept, int top,
 		      double *o)
 {
 	struct fx_smemo *sm = &fx->sm[sidx];
-	int par = last_parallel(fx, sidx);
-	long len;
+	int par = last_parallel(fx, sidx), same = row_same(fx, sidx, top);
+	long len = kept && !same ? row_key(fx, sidx, par) : -1;
 
-	if (row_same(fx, sidx, top)) {
-		pt_copy_big(o, sm->row, sizeof(sm->row));
-		sm->cur = fx->serial + 1;
-		fx->keep.tries += kept;
-		fx->keep.hits += kept;
-		stage_wsets(fx, sidx, par, o);
-		return;
-	}
-	len = kept ? row_key(fx, sidx, par) : -1;
 	fx->keep.tries += kept;
-	sm->cur = 0;
-	if (len > 0 && sm->len == (size_t)len &&
-	    !memcmp(sm->key, fx->kbuf, (size_t)len)) {
+	if (same || (len > 0 && sm->len == (size_t)len &&
+		     !memcmp(sm->key, fx->kbuf, (size_t)len))) {
 		pt_copy_big(o, sm->row, sizeof(sm->row));
-		fx->keep.hits++;
+		fx->keep.hits += kept;
 		sm->cur = fx->serial + 1;
 	} else {
+		sm->cur = 0;
 		stage_features(fx, sidx, o);
 		if (kept)
 			sm->len = 0;
@@ -2420,13 +2425,7 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 		return ret;
 	top = regions_changed(fx, first, rev);
 	regions(fx, first, top);
-	fx->rvalid = rev != NULL;
-	if (rev) {
-		for (f = 0; f < m->nfuncs; f++) {
-			fx->rrev[f] = rev[f];
-			fx->rflag[f] = reg_flags(fx, f, first);
-		}
-	}
+	regions_done(fx, first, rev);
 	working_sets(fx);
 	/* The rows of inlined Funcs are sums, zeroed first; a feature
 	 * stage_features() leaves unset is 0 rather than what the buffer
