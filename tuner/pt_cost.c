@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "protune/pt_footprint.h"
 #include "protune/pt_gbt.h"
@@ -1850,16 +1851,26 @@ static double heap_plan(const struct pt_cost_prep *p,
 struct tmemo {
 	unsigned char *key;
 	size_t len, cap;      /* len 0: nothing kept */
+	uint64_t call;        /* the memo's call that last gave them */
+	int lo;               /* the lowest Func the key names */
 	double t[PT_TERM_COUNT];
 };
 
-/* One thread's memo (pt_cost.h): heap_faults()'s last plan, and the
- * stages' terms. */
+/* A heap run heap_faults() kept: its plan's key and the pages it gave. */
+#define PLAN_SLOTS 64         /* kept at once, by their keys' hashes */
+struct plan_slot {
+	unsigned char *key;
+	size_t len;           /* 0: none */
+	uint64_t hash;
+	double faults;        /* its pages, less the mapped blocks' */
+};
+
+/* One thread's memo (pt_cost.h): heap_faults()'s runs of the last plans
+ * (a beam's candidates have few distinct plans: stencil_chain's 82 727
+ * have 2 231), and the stages' terms. */
 struct pt_cost_memo {
 	size_t cap;           /* bytes of room in each key buffer */
-	size_t len;           /* bytes of the last plan's key; 0: none */
-	double faults;        /* its pages, less the mapped blocks' */
-	unsigned char *last;  /* the last plan's key */
+	struct plan_slot ps[PLAN_SLOTS];
 	unsigned char *key;   /* room for the next one */
 	/* per stage, its terms as last computed; the key being built; per
 	 * Func, a stamp of the last key that listed it */
@@ -1869,8 +1880,16 @@ struct pt_cost_memo {
 	unsigned *seen, stamp;
 	int *stack;           /* per Func: the walk of terms_key() */
 	unsigned char *g;     /* per Func: its flags in this schedule */
+	unsigned char *glast; /* and in the last one looked up */
 	struct pt_keep keep;  /* whether a schedule looks stages up */
 	int nstages;
+	/* the calls that looked stages up; of the last: the features
+	 * context and its schedule (pt_features_serial()), the first
+	 * decided Func */
+	uint64_t calls, fxser;
+	const struct pt_features *fx;
+	int first;
+	int klo;              /* the lowest Func the key built names */
 };
 
 /* At most HEAP_FUNCS Funcs, each: root, nblk, real and 4 blocks; its
@@ -1890,22 +1909,25 @@ struct pt_cost_memo {
 struct pt_cost_memo *pt_cost_memo_new(const struct pt_cost_prep *p)
 {
 	struct pt_cost_memo *mm = calloc(1, sizeof(*mm));
-	int nf = p->m->nfuncs <= HEAP_FUNCS ? p->m->nfuncs : 0;
+	int nf = p->m->nfuncs <= HEAP_FUNCS ? p->m->nfuncs : 0, i;
 
 	if (!mm)
 		return NULL;
 	mm->nstages = p->m->nstages;
 	mm->cap = MEMO_BYTES(nf);
-	mm->last = malloc(mm->cap);
 	mm->key = malloc(mm->cap);
+	for (i = 0; i < PLAN_SLOTS && mm->key; i++)
+		if (!(mm->ps[i].key = malloc(mm->cap)))
+			mm->cap = 0;
 	mm->st = calloc((size_t)p->m->nstages + 1, sizeof(*mm->st));
 	mm->kcap = TKEY_BYTES(p->m->nfuncs);
 	mm->kbuf = malloc(mm->kcap);
 	mm->seen = calloc((size_t)p->m->nfuncs + 1, sizeof(*mm->seen));
 	mm->stack = calloc((size_t)p->m->nfuncs + 1, sizeof(*mm->stack));
 	mm->g = calloc((size_t)p->m->nfuncs + 1, 1);
-	if (!mm->last || !mm->key || !mm->st || !mm->seen || !mm->stack ||
-	    !mm->g || !mm->kbuf) {
+	mm->glast = calloc((size_t)p->m->nfuncs + 1, 1);
+	if (!mm->cap || !mm->key || !mm->st || !mm->seen || !mm->stack ||
+	    !mm->g || !mm->glast || !mm->kbuf) {
 		pt_cost_memo_free(mm);
 		return NULL;
 	}
@@ -1924,8 +1946,10 @@ void pt_cost_memo_free(struct pt_cost_memo *mm)
 	free(mm->seen);
 	free(mm->stack);
 	free(mm->g);
+	free(mm->glast);
 	free(mm->kbuf);
-	free(mm->last);
+	for (i = 0; i < PLAN_SLOTS; i++)
+		free(mm->ps[i].key);
 	free(mm->key);
 	free(mm);
 }
@@ -1990,7 +2014,9 @@ static double heap_faults(const struct pt_cost_prep *p,
 {
 	struct heap_plan pl;
 	struct heap h, before;
+	struct plan_slot *slot = NULL;
 	double mapped;
+	uint64_t hash;
 	size_t len = 0;
 	int run;
 
@@ -1999,8 +2025,11 @@ static double heap_faults(const struct pt_cost_prep *p,
 	mapped = heap_plan(p, fx, rows, &pl);
 	if (mm && mm->cap >= MEMO_BYTES(pl.nf)) {
 		len = plan_key(&pl, mm->key);
-		if (len == mm->len && !memcmp(mm->key, mm->last, len))
-			return mapped + mm->faults;
+		hash = XXH3_64bits(mm->key, len);
+		slot = &mm->ps[hash % PLAN_SLOTS];
+		if (len == slot->len && hash == slot->hash &&
+		    !memcmp(mm->key, slot->key, len))
+			return mapped + slot->faults;
 	}
 	/* Only the heap's counts need a start: a block's id, size and
 	 * mapping are written when it is allocated, before any read. */
@@ -2019,12 +2048,14 @@ static double heap_faults(const struct pt_cost_prep *p,
 			break;
 	}
 	if (len) {
-		unsigned char *t = mm->last;
+		/* the key built becomes the slot's: buffers swapped */
+		unsigned char *t = slot->key;
 
-		mm->last = mm->key;
+		slot->key = mm->key;
 		mm->key = t;
-		mm->len = len;
-		mm->faults = ceil(h.faults / PAGE_BYTES);
+		slot->len = len;
+		slot->hash = hash;
+		slot->faults = ceil(h.faults / PAGE_BYTES);
 	}
 	return mapped + ceil(h.faults / PAGE_BYTES);
 }
@@ -2151,18 +2182,40 @@ static void stage_one(const struct pt_cost_prep *p,
 
 /* Whether this schedule's stages are looked up (pt_keep_int.h), and if
  * so, each Func's flags that every stage's terms may depend on: promoted
- * to registers, inlined (a decided Func). */
-static int terms_memo_start(const struct pt_cost_prep *p, const double *rows,
+ * to registers, inlined (a decided Func); and in *lim, the highest Func
+ * whose stages' terms may differ from the last call's for a reason
+ * pt_features_row_same() does not see (the last Func when the last call
+ * was not for the schedule fx featurized before, or for another first
+ * Func): the highest whose register flag changed, or pt_features_top(),
+ * whichever is higher. */
+static int terms_memo_start(const struct pt_cost_prep *p,
+			    const struct pt_features *fx, const double *rows,
 			    int first, const unsigned char *reg,
-			    struct pt_cost_memo *mm)
+			    struct pt_cost_memo *mm, int *lim)
 {
 	int f, use = pt_keep_begin(&mm->keep);
+	uint64_t ser = pt_features_serial(fx);
 
-	for (f = 0; use && f < p->m->nfuncs; f++)
+	*lim = p->m->nfuncs - 1;
+	if (!use)
+		return 0;
+	if (mm->fx == fx && mm->fxser + 1 == ser && mm->first == first)
+		*lim = pt_features_top(fx);
+	for (f = 0; f < p->m->nfuncs; f++) {
 		mm->g[f] = (unsigned char)((f < INL_MAX && reg[f]) |
 					   (f >= first &&
 					    is_inlined(rows, p->m, f)) << 1);
-	return use;
+		if (mm->g[f] != mm->glast[f]) {
+			if (f > *lim)
+				*lim = f;
+			mm->glast[f] = mm->g[f];
+		}
+	}
+	mm->calls++;
+	mm->fx = fx;
+	mm->fxser = ser;
+	mm->first = first;
+	return 1;
 }
 
 /* The key of non-inlined stage s's terms, into mm->kbuf (mm->klen bytes,
@@ -2206,6 +2259,7 @@ static void terms_key(const struct pt_cost_prep *p,
 		mm->stamp = 1;
 	}
 	mm->stack[top++] = s;
+	mm->klo = m->stages[s].func;
 	while (top > 0) {
 		const struct cp_stage *cs = &p->st[mm->stack[--top]];
 
@@ -2217,6 +2271,8 @@ static void terms_key(const struct pt_cost_prep *p,
 			if (!g->func || mm->seen[q] == mm->stamp)
 				continue;
 			mm->seen[q] = mm->stamp;
+			if (q < mm->klo)
+				mm->klo = q;
 			o = pt_key_put(o, &q, sizeof(q));
 			if (q >= first && is_inlined(rows, m, q)) {
 				/* each Func once: at most nfuncs pushed */
@@ -2237,22 +2293,33 @@ static void terms_key(const struct pt_cost_prep *p,
 	mm->klen = (size_t)(o - mm->kbuf);
 }
 
-/* Non-inlined stage s's terms into c (zeroed first): those kept for it
- * when its key is the same as then, or computed (and kept). */
+/* Non-inlined stage s's terms into c (zeroed first): the last call's
+ * when its row is the last schedule's (pt_features_row_same()) and every
+ * Func its key names lies above `lim` (terms_memo_start()), without the
+ * key built; those kept for it when its key is the same as then; or
+ * computed (and kept). */
 static void stage_kept(const struct pt_cost_prep *p,
 		       const struct pt_features *fx, const double *rows,
 		       int first, int s, const double *inl_eff,
-		       const unsigned char *reg, struct pt_cost_memo *mm,
-		       double *c)
+		       const unsigned char *reg, int lim,
+		       struct pt_cost_memo *mm, double *c)
 {
 	struct tmemo *tm = &mm->st[s];
 
-	terms_key(p, fx, rows, first, s, mm);
 	mm->keep.tries++;
+	if (tm->call + 1 == mm->calls && tm->len && tm->lo > lim &&
+	    pt_features_row_same(fx, s)) {
+		memcpy(c, tm->t, sizeof(tm->t));
+		mm->keep.hits++;
+		tm->call = mm->calls;
+		return;
+	}
+	terms_key(p, fx, rows, first, s, mm);
 	if (tm->len == mm->klen &&
 	    !memcmp(tm->key, mm->kbuf, mm->klen)) {
 		memcpy(c, tm->t, sizeof(tm->t));
 		mm->keep.hits++;
+		tm->call = mm->calls;
 		return;
 	}
 	memset(c, 0, PT_TERM_COUNT * sizeof(*c));
@@ -2268,6 +2335,8 @@ static void stage_kept(const struct pt_cost_prep *p,
 	}
 	memcpy(tm->key, mm->kbuf, mm->klen);
 	tm->len = mm->klen;
+	tm->lo = mm->klo;
+	tm->call = mm->calls;
 	memcpy(tm->t, c, sizeof(tm->t));
 }
 
@@ -2279,7 +2348,7 @@ static void stage_terms(const struct pt_cost_prep *p,
 	const struct pt_model *m = p->m;
 	double cores = p->cores, inl_eff[INL_MAX];
 	unsigned char reg[INL_MAX];
-	int s, k, use;
+	int s, k, use, lim;
 
 	memset(terms, 0, PT_TERM_COUNT * sizeof(*terms));
 	if (per)
@@ -2303,7 +2372,7 @@ static void stage_terms(const struct pt_cost_prep *p,
 				inl_eff[p->fn[cs->eff0 + i]] = e;
 	}
 	promoted(p, fx, rows, reg);
-	use = mm && terms_memo_start(p, rows, first, reg, mm);
+	use = mm && terms_memo_start(p, fx, rows, first, reg, mm, &lim);
 	for (s = 0; s < m->nstages; s++) {
 		double *t = per ? &per[(size_t)s * PT_TERM_COUNT] : terms;
 		double c[PT_TERM_COUNT];
@@ -2313,7 +2382,8 @@ static void stage_terms(const struct pt_cost_prep *p,
 			 PT_FEAT_NUM_PRODUCTIONS] > 0) {
 			/* One addition per term and stage either way, in
 			 * stage order: the same sums bit for bit. */
-			stage_kept(p, fx, rows, first, s, inl_eff, reg, mm, c);
+			stage_kept(p, fx, rows, first, s, inl_eff, reg, lim,
+				   mm, c);
 			for (k = 0; k < PT_TERM_COUNT; k++)
 				t[k] += c[k];
 			continue;

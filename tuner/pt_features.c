@@ -124,6 +124,8 @@ struct fx_smemo {
 	size_t len, cap;   /* len 0: nothing kept */
 	uint64_t cur;      /* the schedule (fx->serial) whose row `row` was
 			    * last (0: none) */
+	uint64_t same;     /* the last schedule whose row row_same() kept
+			    * (fx->serial after it; 0: none) */
 	double row[PT_FEAT_COUNT];
 };
 
@@ -207,6 +209,7 @@ struct pt_features {
 	/* schedules featurized to the end, and the inlined set (its gen) of
 	 * the last */
 	uint64_t serial, sgen;
+	int top;              /* regions_changed() of the last schedule */
 };
 
 /* --- names ---------------------------------------------------------------- */
@@ -2332,6 +2335,8 @@ static void stage_row(struct pt_features *fx, int sidx, int kept, int top,
 		pt_copy_big(o, sm->row, sizeof(sm->row));
 		fx->keep.hits += kept;
 		sm->cur = fx->serial + 1;
+		if (same)
+			sm->same = fx->serial + 1;
 	} else {
 		sm->cur = 0;
 		stage_features(fx, sidx, o);
@@ -2397,6 +2402,22 @@ static void inlined_counts(struct pt_features *fx, int sidx, double *out)
 	}
 }
 
+uint64_t pt_features_serial(const struct pt_features *fx)
+{
+	return fx->serial;
+}
+
+int pt_features_top(const struct pt_features *fx)
+{
+	return fx->serial ? fx->top : fx->nfuncs - 1;
+}
+
+int pt_features_row_same(const struct pt_features *fx, int stage)
+{
+	return fx->serial && stage >= 0 && stage < fx->m->nstages &&
+		fx->sm[stage].same == fx->serial;
+}
+
 int pt_features_compute(struct pt_features *fx, const struct pt_sched *s,
 			double *out, struct pt_error *err)
 {
@@ -2424,6 +2445,7 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 	if ((ret = structure(fx, s, first, rev, err)))
 		return ret;
 	top = regions_changed(fx, first, rev);
+	fx->top = top;
 	regions(fx, first, top);
 	regions_done(fx, first, rev);
 	working_sets(fx);

@@ -690,36 +690,67 @@ struct bstate {
 	size_t seq;        /* the order it was generated in (ties) */
 };
 
+/* A set of hashes: open addressing with linear probing in a table of cap
+ * slots (0 or a power of two, at most half full), 0 kept apart (`zero`);
+ * n counts them all. */
 struct hset {
 	uint64_t *v;
 	size_t n, cap;
+	int zero;
 };
+
+/* Where h is in s's table, or the empty slot it would go to. */
+static size_t hset_slot(const struct hset *s, uint64_t h)
+{
+	size_t i = (size_t)(h ^ h >> 32) & (s->cap - 1);
+
+	while (s->v[i] && s->v[i] != h)
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
 
 static int hset_has(const struct hset *s, uint64_t h)
 {
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		if (s->v[i] == h)
-			return 1;
-	return 0;
+	if (!h)
+		return s->zero;
+	return s->cap && s->v[hset_slot(s, h)] == h;
 }
 
 static int hset_add(struct hset *s, uint64_t h)
 {
-	if (hset_has(s, h))
-		return 0;
-	if (s->n == s->cap) {
-		size_t c = s->cap ? 2 * s->cap : 64;
-		uint64_t *v = realloc(s->v, c * sizeof(*v));
+	size_t i;
 
-		if (!v)
-			return PT_ENOMEM;
-		s->v = v;
-		s->cap = c;
+	if (!h) {
+		s->n += !s->zero;
+		s->zero = 1;
+		return 0;
 	}
-	s->v[s->n++] = h;
+	if (2 * (s->n + 1) > s->cap) {
+		struct hset t = *s;
+
+		t.cap = s->cap ? 2 * s->cap : 64;
+		if (!(t.v = calloc(t.cap, sizeof(*t.v))))
+			return PT_ENOMEM;
+		for (i = 0; i < s->cap; i++)
+			if (s->v[i])
+				t.v[hset_slot(&t, s->v[i])] = s->v[i];
+		free(s->v);
+		*s = t;
+	}
+	i = hset_slot(s, h);
+	if (!s->v[i]) {
+		s->v[i] = h;
+		s->n++;
+	}
 	return 0;
+}
+
+static void hset_clear(struct hset *s)
+{
+	if (s->v)
+		memset(s->v, 0, s->cap * sizeof(*s->v));
+	s->n = 0;
+	s->zero = 0;
 }
 
 struct cands {
@@ -993,7 +1024,7 @@ static int search_beam(struct ps_run *r, const struct pt_space_state *root)
 			r->out_of_time = 1;
 			break;
 		}
-		next.n = 0;
+		hset_clear(&next);
 		ret = beam_pass(r, root, p, beam, &allowed, &next, 3);
 		{
 			struct hset t = allowed;

@@ -234,4 +234,22 @@ const struct pt_box *pt_features_storage(const struct pt_features *fx,
 int pt_features_site(const struct pt_features *fx, int func, int *j,
 		     int *p);
 
+/* What a search that prices schedules one after another may keep from
+ * the schedule before, when pt_features_compute_rev() was given the
+ * revisions of their entries:
+ * - pt_features_serial(): how many schedules fx has featurized to the
+ *   end (it grows by one with each);
+ * - pt_features_top(): the highest Func whose entry or flags (inlined,
+ *   decided) changed from the schedule before to the last one (-1: none;
+ *   the last Func when unknown). The regions, loops, sites and storage of
+ *   the Funcs above it are the same in both;
+ * - pt_features_row_same(): whether stage `stage`'s row in the last
+ *   schedule was taken as the one before's because its Func and every
+ *   Func it reads lie above that Func, with the same Funcs inlined (0
+ *   otherwise, and for stages it wrote no row for).
+ * None of them fails or allocates. */
+uint64_t pt_features_serial(const struct pt_features *fx);
+int pt_features_top(const struct pt_features *fx);
+int pt_features_row_same(const struct pt_features *fx, int stage);
+
 #endif

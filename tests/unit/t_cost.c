@@ -1345,19 +1345,24 @@ out:
  * rollouts), each with the rows kept from the states before (and every
  * other walk with the loops of the Funcs the scratch schedule did not
  * rebuild, by their revisions) and with a second context that forgets
- * them first: the rows must be the same bits. Counts the states compared
- * in *n. */
+ * them first: the rows must be the same bits, and so must the terms
+ * priced from the kept rows with a memo kept across all of them (which
+ * takes a stage's terms as the last state's when its row was kept) and
+ * from the fresh rows without one. Counts the states compared in *n. */
 static int rows_kept_match(struct pt_model *m, int walks, int *n)
 {
 	struct pwalk x;
 	struct pt_features *ref = NULL;
+	struct pt_cost_memo *memo = NULL;
 	const struct pt_space_state *at;
 	double *kept, *fresh;
+	double t0[PT_TERM_COUNT], t1[PT_TERM_COUNT];
 	size_t bytes;
 	uint64_t rng = 5;
 	int ok = 0, walk, c, next, i, k, first;
 
-	if (!pwalk_init(&x, m) || pt_features_new(x.m, &ref, NULL))
+	if (!pwalk_init(&x, m) || pt_features_new(x.m, &ref, NULL) ||
+	    !(memo = pt_cost_memo_new(x.prep)))
 		goto out;
 	kept = x.buf[0];
 	fresh = x.buf[1];
@@ -1411,6 +1416,20 @@ static int rows_kept_match(struct pt_model *m, int walks, int *n)
 						fresh[i]);
 					goto out;
 				}
+				pt_cost_terms_partial(x.prep, x.fx, kept, first,
+						      memo, t1);
+				pt_cost_terms_partial(x.prep, ref, fresh, first,
+						      NULL, t0);
+				for (k = 0; k < PT_TERM_COUNT; k++)
+					if (memcmp(&t0[k], &t1[k], sizeof(t0[k])))
+						break;
+				if (k < PT_TERM_COUNT) {
+					fprintf(stderr, "  %s: %s kept %g, "
+						"computed %g\n",
+						x.m->generator, pt_term_name(k),
+						t1[k], t0[k]);
+					goto out;
+				}
 				(*n)++;
 			}
 			if (done || walk >= walks)
@@ -1421,6 +1440,7 @@ static int rows_kept_match(struct pt_model *m, int walks, int *n)
 	}
 	ok = 1;
 out:
+	pt_cost_memo_free(memo);
 	pt_features_free(ref);
 	pwalk_free(&x);
 	return ok;
@@ -1520,5 +1540,5 @@ PT_SUITE(cost,
 	   llvm_vectorizer },
 	 { "partial states featurize and price their decided Funcs only",
 	   partial_states_price_decided_funcs },
-	 { "rows kept from earlier schedules are the rows computed",
+	 { "rows and terms kept from earlier schedules are those computed",
 	   rows_kept_are_rows_computed });
