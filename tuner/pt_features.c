@@ -77,6 +77,7 @@ struct fx_stage {
 /* Per Func, per schedule. */
 struct fx_func {
 	int inl;
+	int again;         /* its loops replay_again()'s in this schedule */
 	int cj, cp;        /* compute site (cj < 0: root) */
 	int sj, sp;        /* store site (sj < 0: root) */
 	int tj, tp;        /* innermost parallel loop enclosing the compute
@@ -135,6 +136,9 @@ struct fx_replay {
 	struct pt_feat_loop *l;
 	uint64_t *k;       /* their name_key()s */
 	int n, cap;
+	int ext;           /* l holds the extents set_extents() last gave
+			    * the stage (and its lo, ext and points are
+			    * those) */
 };
 
 /* A load of another Func by a stage, in model order (inlined_counts()):
@@ -1201,6 +1205,7 @@ static int replay_keep(struct pt_features *fx, int sidx)
 	memcpy(r->l, &fx->loops[fs->first], (size_t)fs->nloops * sizeof(*r->l));
 	memcpy(r->k, &fx->lkey[fs->first], (size_t)fs->nloops * sizeof(*r->k));
 	r->n = fs->nloops;
+	r->ext = 0;
 	return 0;
 }
 
@@ -1247,6 +1252,8 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 	for (f = 0; f < m->nfuncs; f++) {
 		/* The same entry as at the last replay: its loops again. */
 		int same = rev && rev[f] && fx->frev[f] == rev[f], kept = 1;
+
+		fx->fn[f].again = same && !fx->fn[f].inl && f >= decided;
 
 		for (i = 0; i < m->funcs[f].nstages; i++) {
 			int sidx = m->funcs[f].first_stage + i;
@@ -1548,6 +1555,25 @@ static int site_wanted(const struct pt_features *fx, int flat, int top)
 	return 0;
 }
 
+/* Stage sidx's (of Func f) extents: those its loops were replayed with,
+ * when they were replayed from the cache (replay_again()) with the
+ * extents set for the same region (f above `top`: its region kept);
+ * otherwise set, and kept with its loops when those come from the cache. */
+static void stage_extents(struct pt_features *fx, int f, int sidx, int top)
+{
+	struct fx_replay *r = &fx->rp[sidx];
+	const struct fx_stage *fs = &fx->st[sidx];
+
+	if (fx->fn[f].again && r->ext && f > top)
+		return;
+	set_extents(fx, sidx, &fx->fn[f].rc);
+	if (fx->fn[f].again && r->n == fs->nloops) {
+		memcpy(r->l, &fx->loops[fs->first],
+		       (size_t)fs->nloops * sizeof(*r->l));
+		r->ext = 1;
+	}
+}
+
 /* Every decided Func's regions; those above `top` (regions_changed())
  * are kept from the last call. */
 static void regions(struct pt_features *fx, int first, int top)
@@ -1573,8 +1599,8 @@ static void regions(struct pt_features *fx, int first, int top)
 		if (fx->fn[j].inl)
 			continue;
 		for (k = 0; k < m->funcs[j].nstages; k++)
-			set_extents(fx, m->funcs[j].first_stage + k,
-				    &fx->fn[j].rc);
+			stage_extents(fx, j, m->funcs[j].first_stage + k,
+				      top);
 		js = &fx->st[fx->last[j]];
 		l = &fx->loops[js->first];
 		for (p = 0; p < js->nloops; p++) {

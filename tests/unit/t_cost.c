@@ -1446,6 +1446,94 @@ out:
 	return ok;
 }
 
+/* stencil_chain with f1 computed in f2, f2 in f5 and f5 in f7 (each at
+ * its consumer's v0oo) and f7's middle tile %d wide: the Funcs below f7
+ * keep their entries when that width changes, but their regions do not. */
+static const char nested_fmt[] =
+	"protune-schedule 1\nkey %s\nfunc f0 inline\n"
+	"func f1 at f2 v0oo\n  stage 0\n    split v0 v0o v0i 32 guard\n"
+	"    vectorize v0i\n"
+	"func f2 at f5 v0oo\n  stage 0\n    split v0 v0o v0i 32 round\n"
+	"    split v0o v0oo v0oi 8 guard\n    vectorize v0i\n"
+	"func f3 at f5 v0oo\n  stage 0\n    split v0 v0o v0i 32 round\n"
+	"    split v0o v0oo v0oi 8 guard\n    vectorize v0i\n"
+	"func f4 at f5 v0oo\n  stage 0\n    split v0 v0o v0i 32 round\n"
+	"    split v0o v0oo v0oi 8 guard\n    vectorize v0i\n"
+	"func f5 at f7 v0oo\n  stage 0\n    split v0 v0o v0i 32 round\n"
+	"    split v0o v0oo v0oi 16 guard\n    split v1 v1o v1i 128 guard\n"
+	"    reorder v0i v0oi v1i v0oo v1o\n    vectorize v0i\n"
+	"func f6 at f7 v1\n  stage 0\n    split v0 v0o v0i 32 guard\n"
+	"    vectorize v0i\n"
+	"func f7 root\n  stage 0\n    split v0 v0o v0i 32 round\n"
+	"    split v0o v0oo v0oi %d shift\n    reorder v0i v0oi v1 v0oo\n"
+	"    parallel v0oo\n    vectorize v0i\n"
+	"func f8 root\nfunc f9 root\nfunc f10 root\nfunc f11 root\n"
+	"func f12 root\nfunc f13 root\nfunc f14 root\nfunc f15 root\n"
+	"func f16 root\nfunc f17 root\nfunc f18 root\nfunc f19 root\n";
+
+/* Featurize and price, with revisions, two schedules of stencil_chain
+ * that differ in f7's tiling only (the Funcs computed inside it keep
+ * their revisions), each twice and back and forth, and compare the rows
+ * and terms with those of a context and a memo that start afresh. */
+PT_TEST(regions_below_a_changed_consumer_are_recomputed)
+{
+	struct pt_model *m = pt_test_bench_example("stencil_chain");
+	struct pt_features *fx = NULL, *ref = NULL;
+	struct pt_cost_prep *prep = NULL;
+	struct pt_cost_memo *memo = NULL;
+	struct pt_sched *s[2] = { NULL, NULL };
+	uint64_t rev[2][32];
+	double *kept = NULL, *fresh = NULL;
+	double t0[PT_TERM_COUNT], t1[PT_TERM_COUNT];
+	const int order[] = { 0, 0, 1, 1, 0, 1, 0 };
+	char hex[33], buf[2048];
+	size_t bytes, i;
+	int k, f;
+
+	PT_REQUIRE(m && m->nfuncs == 20);
+	pt_hash_hex(m->key, hex);
+	for (k = 0; k < 2; k++) {
+		snprintf(buf, sizeof(buf), nested_fmt, hex, k ? 16 : 32);
+		PT_REQUIRE(pt_sched_parse(buf, strlen(buf), "nested", &s[k],
+					  NULL) == 0);
+		PT_CHECK_INT(pt_sched_check(m, s[k], NULL), 0);
+		for (f = 0; f < 32; f++)
+			rev[k][f] = (uint64_t)f + 1;
+	}
+	rev[1][7] = 100;
+	PT_REQUIRE(pt_features_new(m, &fx, NULL) == 0 &&
+		   pt_features_new(m, &ref, NULL) == 0 &&
+		   pt_cost_prep_new(m, fx, &prep, NULL) == 0 &&
+		   (memo = pt_cost_memo_new(prep)));
+	bytes = (size_t)m->nstages * PT_FEAT_COUNT * sizeof(double);
+	kept = malloc(bytes);
+	fresh = malloc(bytes);
+	PT_REQUIRE(kept && fresh);
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		k = order[i];
+		pt_features_forget(ref);
+		PT_CHECK_INT(pt_features_compute_rev(fx, s[k], 0, rev[k], kept,
+						     NULL), 0);
+		PT_CHECK_INT(pt_features_compute(ref, s[k], fresh, NULL), 0);
+		PT_CHECK(!memcmp(kept, fresh, bytes));
+		pt_cost_terms_partial(prep, fx, kept, 0, memo, t1);
+		pt_cost_terms_partial(prep, ref, fresh, 0, NULL, t0);
+		PT_CHECK(!memcmp(t0, t1, sizeof(t0)));
+	}
+	/* the widths differ where the regions do */
+	PT_CHECK(pt_features_compute(ref, s[1], kept, NULL) == 0 &&
+		 memcmp(kept, fresh, bytes));
+	free(kept);
+	free(fresh);
+	pt_cost_memo_free(memo);
+	pt_cost_prep_free(prep);
+	pt_features_free(fx);
+	pt_features_free(ref);
+	pt_sched_free(s[0]);
+	pt_sched_free(s[1]);
+	pt_model_free(m);
+}
+
 /* The 13 examples. */
 static const char *const examples[] = {
 	"interpolate", "local_laplacian", "camera_pipe", "unsharp", "blur",
@@ -1541,4 +1629,6 @@ PT_SUITE(cost,
 	 { "partial states featurize and price their decided Funcs only",
 	   partial_states_price_decided_funcs },
 	 { "rows and terms kept from earlier schedules are those computed",
-	   rows_kept_are_rows_computed });
+	   rows_kept_are_rows_computed },
+	 { "regions below a consumer whose tiling changed are computed again",
+	   regions_below_a_changed_consumer_are_recomputed });
