@@ -76,7 +76,6 @@ struct fx_stage {
 
 /* Per Func, per schedule. */
 struct fx_func {
-	int inl;
 	int again;         /* its loops replay_again()'s in this schedule */
 	int cj, cp;        /* compute site (cj < 0: root) */
 	int sj, sp;        /* store site (sj < 0: root) */
@@ -178,6 +177,7 @@ struct pt_features {
 	/* per schedule */
 	struct fx_func *fn;
 	uint64_t *inl;     /* bitset of inlined Funcs */
+	unsigned char *inl1;  /* the same, a byte per Func (read often) */
 	double *copies;    /* per Func, scratch of the inline count */
 	int cap;           /* capacity of the per-loop arrays */
 	struct pt_feat_loop *loops;
@@ -604,6 +604,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	fx->call = calloc((size_t)nacc + 1, sizeof(*fx->call));
 	fx->fn = calloc((size_t)m->nfuncs, sizeof(*fx->fn));
 	fx->inl = calloc((size_t)fx->words + 1, sizeof(*fx->inl));
+	fx->inl1 = calloc((size_t)m->nfuncs + 1, 1);
 	fx->copies = calloc((size_t)m->nfuncs, sizeof(*fx->copies));
 	fx->sm = calloc((size_t)m->nstages + 1, sizeof(*fx->sm));
 	fx->rp = calloc((size_t)m->nstages + 1, sizeof(*fx->rp));
@@ -635,7 +636,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	    !fx->st || !fx->last || !fx->bytes || !fx->lanes || !fx->nd ||
 	    !fx->nbytes || !fx->nregion || !fx->nalloc ||
 	    !fx->acc_first || !fx->coord_first || !fx->jac || !fx->unknown ||
-	    !fx->algo || !fx->fn || !fx->inl || !fx->copies || !fx->sm ||
+	    !fx->algo || !fx->fn || !fx->inl || !fx->inl1 || !fx->copies || !fx->sm ||
 	    !fx->rp || !fx->frev || !fx->rrev || !fx->rflag ||
 	    !fx->grp_first || !fx->grp || !fx->call_first || !fx->call ||
 	    pt_fp_acc_init(&fx->acc, fx->fp) ||
@@ -748,6 +749,7 @@ void pt_features_free(struct pt_features *fx)
 	free(fx->call);
 	free(fx->fn);
 	free(fx->inl);
+	free(fx->inl1);
 	free(fx->copies);
 	free(fx->loops);
 	free(fx->lkey);
@@ -803,7 +805,7 @@ int pt_features_loops(const struct pt_features *fx, int stage,
 	const struct fx_stage *fs = &fx->st[stage];
 
 	*loops = NULL;
-	if (fx->fn[fs->func].inl || !fs->nloops)
+	if (fx->inl1[fs->func] || !fs->nloops)
 		return 0;
 	*loops = &fx->loops[fs->first];
 	return fs->nloops;
@@ -816,7 +818,7 @@ const struct pt_box *pt_features_storage(const struct pt_features *fx,
 {
 	if (node >= fx->nfuncs)
 		return fx->nregion[node];
-	return fx->fn[node].inl ? NULL : &fx->fn[node].rs;
+	return fx->inl1[node] ? NULL : &fx->fn[node].rs;
 }
 
 int pt_features_site(const struct pt_features *fx, int func, int *j,
@@ -825,7 +827,7 @@ int pt_features_site(const struct pt_features *fx, int func, int *j,
 	const struct fx_func *fn = &fx->fn[func];
 
 	*j = *p = -1;
-	if (fn->inl)
+	if (fx->inl1[func])
 		return -1;
 	if (fn->cj < 0)
 		return 0;
@@ -1237,9 +1239,9 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 
 		if (sf->nstages > m->funcs[f].nstages || sf->nstages < 0)
 			return fx_fail(err, m, f, "too many stages");
-		fx->fn[f].inl = sf->compute == PT_COMPUTE_INLINE &&
+		fx->inl1[f] = sf->compute == PT_COMPUTE_INLINE &&
 			m->funcs[f].nstages == 1;
-		if (fx->fn[f].inl)
+		if (fx->inl1[f])
 			fx->inl[f >> 6] |= UINT64_C(1) << (f & 63);
 		for (i = 0; i < m->funcs[f].nstages; i++) {
 			need += m->stages[m->funcs[f].first_stage + i].ndims;
@@ -1253,7 +1255,7 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 		/* The same entry as at the last replay: its loops again. */
 		int same = rev && rev[f] && fx->frev[f] == rev[f], kept = 1;
 
-		fx->fn[f].again = same && !fx->fn[f].inl && f >= decided;
+		fx->fn[f].again = same && !fx->inl1[f] && f >= decided;
 
 		for (i = 0; i < m->funcs[f].nstages; i++) {
 			int sidx = m->funcs[f].first_stage + i;
@@ -1266,7 +1268,7 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 			 * its plain loops, none vectorized; nothing reads
 			 * them (no row of its own, no site in it), so they
 			 * are not replayed. */
-			if (fx->fn[f].inl || f < decided) {
+			if (fx->inl1[f] || f < decided) {
 				kept = 0;
 				continue;
 			}
@@ -1295,18 +1297,18 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 
 		fn->cj = fn->sj = fn->tj = -1;
 		fn->cp = fn->sp = fn->tp = -1;
-		if (fn->inl)
+		if (fx->inl1[f])
 			continue;
 		if (sf->compute != PT_COMPUTE_AT)
 			continue;
 		fn->cj = sf->compute_at.func;
-		if (fn->cj <= f || fn->cj >= m->nfuncs || fx->fn[fn->cj].inl ||
+		if (fn->cj <= f || fn->cj >= m->nfuncs || fx->inl1[fn->cj] ||
 		    (fn->cp = find_site(fx, fn->cj, sf->compute_at.loop)) < 0)
 			return fx_fail(err, m, f, "bad compute site");
 		if (sf->store_root)
 			continue;
 		fn->sj = sf->store_at.func;
-		if (fn->sj < 0 || fn->sj >= m->nfuncs || fx->fn[fn->sj].inl ||
+		if (fn->sj < 0 || fn->sj >= m->nfuncs || fx->inl1[fn->sj] ||
 		    fn->sj <= f ||
 		    (fn->sp = find_site(fx, fn->sj, sf->store_at.loop)) < 0)
 			return fx_fail(err, m, f, "bad store site");
@@ -1316,7 +1318,7 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 		struct fx_func *fn = &fx->fn[f];
 		int j = fn->cj, p = fn->cp;
 
-		while (!fn->inl && j >= 0) {
+		while (!fx->inl1[f] && j >= 0) {
 			const struct fx_stage *js = &fx->st[fx->last[j]];
 
 			for (i = p; i >= 0; i--)
@@ -1338,7 +1340,7 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 		struct fx_func *fn = &fx->fn[f];
 		int rc = ROLE_C, same_s, same_t;
 
-		if (fn->inl || fn->cj < 0)
+		if (fx->inl1[f] || fn->cj < 0)
 			continue;
 		same_s = fn->sj == fn->cj && fn->sp == fn->cp;
 		same_t = fn->tj == fn->cj && fn->tp == fn->cp;
@@ -1436,7 +1438,7 @@ static void root_keep(struct pt_features *fx)
 		fx->rn++;
 	memcpy(r->key, fx->inl, (size_t)fx->words * sizeof(*fx->inl));
 	for (f = 0; f < fx->nfuncs; f++)
-		if (!fx->fn[f].inl)
+		if (!fx->inl1[f])
 			r->rroot[f] = fx->fn[f].rroot;
 	for (k = 0; k < fx->nstages; k++)
 		r->rd_first[k] = -1;
@@ -1454,7 +1456,7 @@ static void root_run(struct pt_features *fx)
 	if ((i = root_find(fx)) >= 0) {
 		b = fx->rset[i].rroot;
 		for (f = 0; f < fx->nfuncs; f++)
-			if (!fx->fn[f].inl)
+			if (!fx->inl1[f])
 				fx->fn[f].rroot = b[f];
 		return;
 	}
@@ -1463,7 +1465,7 @@ static void root_run(struct pt_features *fx)
 	for (f = fx->nfuncs - 1; f >= 0; f--) {
 		const struct pt_box *got;
 
-		if (fx->fn[f].inl)
+		if (fx->inl1[f])
 			continue;
 		got = pt_fp_acc_get(acc, f);
 		if (fx->m->funcs[f].is_output || !got)
@@ -1491,7 +1493,7 @@ static void site_run(struct pt_features *fx, int j, int p)
 	for (h = j - 1; h >= 0; h--) {
 		const struct pt_box *r;
 
-		if (fx->fn[h].inl || !inside(fx, h, j, p))
+		if (fx->inl1[h] || !inside(fx, h, j, p))
 			continue;
 		own_footprint(fx, h, acc);
 		r = pt_fp_acc_get(acc, h);
@@ -1505,7 +1507,7 @@ static void site_run(struct pt_features *fx, int j, int p)
 static unsigned char reg_flags(const struct pt_features *fx, int f,
 			       int first)
 {
-	return (unsigned char)((fx->fn[f].inl ? REG_INL : 0) |
+	return (unsigned char)((fx->inl1[f] ? REG_INL : 0) |
 			       (f >= first ? REG_DECIDED : 0));
 }
 
@@ -1585,7 +1587,7 @@ static void regions(struct pt_features *fx, int first, int top)
 	for (f = 0; f <= top; f++) {
 		struct fx_func *fn = &fx->fn[f];
 
-		if (fn->inl)
+		if (fx->inl1[f])
 			continue;
 		/* at root; a site's run below overrides them */
 		fn->rc = fn->rs = fn->rt = fn->rroot;
@@ -1596,7 +1598,7 @@ static void regions(struct pt_features *fx, int first, int top)
 		const struct pt_feat_loop *l;
 		double pre = 1, ppre = 1;
 
-		if (fx->fn[j].inl)
+		if (fx->inl1[j])
 			continue;
 		for (k = 0; k < m->funcs[j].nstages; k++)
 			stage_extents(fx, j, m->funcs[j].first_stage + k,
@@ -1668,7 +1670,7 @@ static int vector_across(const struct pt_features *fx, int f, int d)
 	for (s = 0; s < m->nstages; s++) {
 		const struct pt_stage *st = &m->stages[s];
 
-		if (st->func == f || fx->fn[st->func].inl ||
+		if (st->func == f || fx->inl1[st->func] ||
 		    (vd = vector_dim(fx, s)) < 0)
 			continue;
 		for (a = 0; a < st->naccesses; a++) {
@@ -1725,7 +1727,7 @@ static void working_sets(struct pt_features *fx)
 		const struct fx_stage *fs;
 		double w = 0;
 
-		if (fn->inl)
+		if (fx->inl1[f])
 			continue;
 		fn->bytes_real = folded_points(fx, f) *
 			fx->bytes[f];
@@ -1842,7 +1844,7 @@ static void walk(struct lwalk *w, int sidx, double u[FX_MAXDIRS][PT_FP_MAXDIMS],
 				}
 				dv[t][k] = v;
 			}
-		if (!a->self && node < m->nfuncs && fx->fn[node].inl &&
+		if (!a->self && node < m->nfuncs && fx->inl1[node] &&
 		    depth < 64 && w->leaves < FX_MAXLEAVES) {
 			const struct pt_stage *g =
 				&m->stages[m->funcs[node].first_stage];
@@ -1872,7 +1874,7 @@ static inline void read_add(const struct pt_features *fx, int n,
 	double pts;
 
 	if (n < fx->nfuncs) {
-		if (fx->fn[n].inl)
+		if (fx->inl1[n])
 			return;
 		if (tj >= 0 && n != tj && inside(fx, n, tj, tp))
 			return;
@@ -2312,7 +2314,7 @@ static long row_key(struct pt_features *fx, int sidx, int par)
 
 		n = r->node[r->rd_first[sidx] + i];
 		o = pt_key_put(o, &n, sizeof(n));
-		if (n >= fx->nfuncs || fx->fn[n].inl)
+		if (n >= fx->nfuncs || fx->inl1[n])
 			continue;
 		in = tj >= 0 && n != tj && inside(fx, n, tj, tp);
 		o = pt_key_put(o, &in, 1);
@@ -2339,7 +2341,7 @@ static int row_same(const struct pt_features *fx, int sidx, int top)
 		return 0;
 	for (i = 0; i < r->rd_n[sidx]; i++) {
 		n = r->node[r->rd_first[sidx] + i];
-		if (n < fx->nfuncs && !fx->fn[n].inl && n <= top)
+		if (n < fx->nfuncs && !fx->inl1[n] && n <= top)
 			return 0;
 	}
 	return 1;
@@ -2401,7 +2403,7 @@ static void inlined_counts(struct pt_features *fx, int sidx, double *out)
 	for (i = fx->call_first[sidx]; i < fx->call_first[sidx + 1]; i++) {
 		const struct fx_call *a = &fx->call[i];
 
-		if (!fx->fn[a->func].inl)
+		if (!fx->inl1[a->func])
 			continue;
 		c[a->func] += a->count;
 		any = 1;
@@ -2412,12 +2414,12 @@ static void inlined_counts(struct pt_features *fx, int sidx, double *out)
 		int gs = m->funcs[g].first_stage;
 		double *go;
 
-		if (!fx->fn[g].inl || c[g] == 0)
+		if (!fx->inl1[g] || c[g] == 0)
 			continue;
 		for (i = fx->call_first[gs]; i < fx->call_first[gs + 1]; i++) {
 			const struct fx_call *a = &fx->call[i];
 
-			if (a->func < g && fx->fn[a->func].inl)
+			if (a->func < g && fx->inl1[a->func])
 				c[a->func] += c[g] * a->count;
 		}
 		go = &out[(size_t)gs * PT_FEAT_COUNT];
@@ -2481,7 +2483,7 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 	memset(out, 0, (size_t)m->nstages * PT_FEAT_COUNT * sizeof(*out));
 	kept = pt_keep_begin(&fx->keep);
 	for (f = first; f < m->nfuncs; f++)
-		for (k = 0; k < m->funcs[f].nstages && !fx->fn[f].inl; k++)
+		for (k = 0; k < m->funcs[f].nstages && !fx->inl1[f]; k++)
 			stage_row(fx, m->funcs[f].first_stage + k, kept, top,
 				  &out[(size_t)(m->funcs[f].first_stage + k) *
 				       PT_FEAT_COUNT]);
@@ -2491,12 +2493,12 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 	memset(fx->copies, 0, (size_t)m->nfuncs * sizeof(*fx->copies));
 	for (k = 0; k < m->nstages; k++)
 		if (m->stages[k].func >= first &&
-		    !fx->fn[m->stages[k].func].inl)
+		    !fx->inl1[m->stages[k].func])
 			inlined_counts(fx, k, out);
 	for (f = 0; f < m->nfuncs; f++) {
 		double *o;
 
-		if (!fx->fn[f].inl || f < first)
+		if (!fx->inl1[f] || f < first)
 			continue;
 		o = &out[(size_t)m->funcs[f].first_stage * PT_FEAT_COUNT];
 		o[PT_FEAT_POINTS_MINIMUM] =

@@ -2449,10 +2449,12 @@ static int gen_slides(const struct pt_space *sp,
 		      struct optbuf *ob, int f, int j, const struct ninfo *ni,
 		      const struct sp_loop *loops, int *str, int maxpos);
 
-/* Sites for f: level ends of the Funcs whose loops enclose every use. */
+/* Sites for f: level ends of the Funcs whose loops enclose every use.
+ * With `found`, only until one is valid: then 1 in *found (and the
+ * options in ob are not all of them). */
 static int gen_sites(const struct pt_space *sp,
 		     const struct pt_space_state *st, struct pt_space_work *w,
-		     struct optbuf *ob, int f)
+		     struct optbuf *ob, int f, int *found)
 {
 	struct sp_loop *loops = w->loops[0];
 	struct ninfo ni;
@@ -2498,12 +2500,18 @@ static int gen_sites(const struct pt_space *sp,
 				if (!site_eval(sp, st, w, f, j, loops, ni.n, q,
 					       &ni, q, o))
 					ob->n--;
+				else if (found) {
+					*found = 1;
+					return 0;
+				}
 			}
+			if (found)
+				continue;
 			if (!level_slides(sp, st, j, lev, &ni) &&
 			    (ret = gen_splits(sp, st, ob, j, lev, &ni, loops)))
 				return ret;
 		}
-		if (sp->o.sliding &&
+		if (sp->o.sliding && !found &&
 		    (ret = gen_slides(sp, st, w, ob, f, j, &ni, loops, &str,
 				      maxpos)))
 			return ret;
@@ -2674,7 +2682,7 @@ static int gen_gran(const struct pt_space *sp, const struct pt_space_state *st,
 	o->state = 1;
 	if (fn->is_output || !w->nuses || fn->wide)
 		return 0;
-	return gen_sites(sp, st, w, ob, f);
+	return gen_sites(sp, st, w, ob, f, NULL);
 }
 
 /* Pure dims of stage s that a sliding Func may not split (its slid
@@ -3102,9 +3110,34 @@ static int count_valid(const struct pt_space *sp,
 	return n;
 }
 
-/* Take the decisions that have a single option. */
+/* Does the next decision, a granularity, have two valid options, told
+ * without generating them all: at root (always valid) and inlined
+ * (valid whenever allowed) or the first valid site gen_sites() finds?
+ * Leaves w->ob[1] with some options. */
+static int two_grans(const struct pt_space *sp,
+		     const struct pt_space_state *st, struct pt_space_work *w)
+{
+	const struct st_hdr *h = hdr(st);
+	const struct sp_func *fn = &sp->fn[h->func];
+	int found = 0;
+
+	if (h->what != PT_SPACE_GRAN || fn->is_output)
+		return 0;
+	find_uses(sp, st, w, h->func);
+	if (inline_ok(sp, st, w, h->func))
+		return 1;
+	if (!w->nuses || fn->wide)
+		return 0;
+	w->ob[1].n = 0;
+	w->ob[1].nf = 0;
+	return !gen_sites(sp, st, w, &w->ob[1], h->func, &found) && found;
+}
+
+/* Take the decisions that have a single option; then w->ob[1] holds the
+ * options of the next decision, unless `lazy` and two_grans() told it
+ * has more than one without them. */
 static int settle(const struct pt_space *sp, struct pt_space_state *st,
-		  struct pt_space_work *w)
+		  struct pt_space_work *w, int lazy)
 {
 	struct opt first;
 	int ret;
@@ -3112,6 +3145,8 @@ static int settle(const struct pt_space *sp, struct pt_space_state *st,
 	while (hdr(st)->func >= 0) {
 		struct optbuf *ob = &w->ob[1];
 
+		if (lazy && two_grans(sp, st, w))
+			break;
 		if ((ret = gen(sp, st, w, ob)))
 			return ret;
 		if (count_valid(sp, st, w, ob, 2, &first) != 1)
@@ -3122,13 +3157,14 @@ static int settle(const struct pt_space *sp, struct pt_space_state *st,
 }
 
 /* Take option o (a copy: settle() rewrites the option buffers); then
- * w->ob[1] holds the options of the next decision. */
+ * w->ob[1] holds the options of the next decision (not always with
+ * `lazy`: settle()). */
 static int take(const struct pt_space *sp, struct pt_space_state *st,
-		struct pt_space_work *w, struct opt o)
+		struct pt_space_work *w, struct opt o, int lazy)
 {
 	apply_one(sp, st, w, &o);
 	hdr(st)->depth++;
-	return settle(sp, st, w);
+	return settle(sp, st, w, lazy);
 }
 
 /* --- the public walk ------------------------------------------------------ */
@@ -3157,7 +3193,7 @@ int pt_space_root(const struct pt_space *sp, struct pt_space_work *w,
 		h->func = -1;
 		return 0;
 	}
-	return settle(sp, st, w);
+	return settle(sp, st, w, 0);
 }
 
 int pt_space_complete(const struct pt_space *sp,
@@ -3213,7 +3249,7 @@ int pt_space_children(const struct pt_space *sp,
 			if (!fn)
 				continue;
 			memcpy(w->child, st, sp->size);
-			if ((ret = take(sp, w->child, w, o)))
+			if ((ret = take(sp, w->child, w, o, 1)))
 				return ret;
 			if ((ret = fn(arg, w->child)))
 				return ret;
@@ -3312,7 +3348,7 @@ int pt_space_random_child(const struct pt_space *sp,
 		return PT_EINVAL;
 	if (child != st)
 		memcpy(child, st, sp->size);
-	return take(sp, child, w, o);
+	return take(sp, child, w, o, 0);
 }
 
 int pt_space_random_complete(const struct pt_space *sp,
@@ -3335,7 +3371,7 @@ int pt_space_random_complete(const struct pt_space *sp,
 	while (hdr(out)->func >= 0) {
 		if (pick(sp, out, w, &w->ob[1], rng, &o))
 			return PT_EINVAL;
-		if ((ret = take(sp, out, w, o)))
+		if ((ret = take(sp, out, w, o, 0)))
 			return ret;
 	}
 	return 0;
@@ -3437,7 +3473,7 @@ int pt_space_guide_set(const struct pt_space *sp, struct pt_space_guide *g,
 			memcpy(w->child, parent, sp->size);
 			apply_one(sp, w->child, w, &o);
 			hdr(w->child)->depth++;
-			if ((ret = settle(sp, w->child, w)))
+			if ((ret = settle(sp, w->child, w, 1)))
 				return ret;
 			if (!memcmp(w->child, child, sp->size)) {
 				choice_of(&o, slot);
@@ -3504,7 +3540,7 @@ int pt_space_guided_child(const struct pt_space *sp,
 		return 0;
 	if (child != st)
 		memcpy(child, st, sp->size);
-	return (ret = take(sp, child, w, o)) ? ret : 1;
+	return (ret = take(sp, child, w, o, 0)) ? ret : 1;
 }
 
 int pt_space_guided_complete(const struct pt_space *sp,
@@ -3529,7 +3565,7 @@ int pt_space_guided_complete(const struct pt_space *sp,
 		if (!guided_opt(sp, g, out, w, ob, &o) &&
 		    pick(sp, out, w, ob, rng, &o))
 			return PT_EINVAL;
-		if ((ret = take(sp, out, w, o)))
+		if ((ret = take(sp, out, w, o, 0)))
 			return ret;
 		if (hdr(out)->func < 0)
 			return 0;
