@@ -1857,7 +1857,7 @@ struct tmemo {
 };
 
 /* A heap run heap_faults() kept: its plan's key and the pages it gave. */
-#define PLAN_SLOTS 64         /* kept at once, by their keys' hashes */
+#define PLAN_SLOTS 256        /* kept at once, by their keys' hashes */
 struct plan_slot {
 	unsigned char *key;
 	size_t len;           /* 0: none */
@@ -1909,16 +1909,13 @@ struct pt_cost_memo {
 struct pt_cost_memo *pt_cost_memo_new(const struct pt_cost_prep *p)
 {
 	struct pt_cost_memo *mm = calloc(1, sizeof(*mm));
-	int nf = p->m->nfuncs <= HEAP_FUNCS ? p->m->nfuncs : 0, i;
+	int nf = p->m->nfuncs <= HEAP_FUNCS ? p->m->nfuncs : 0;
 
 	if (!mm)
 		return NULL;
 	mm->nstages = p->m->nstages;
 	mm->cap = MEMO_BYTES(nf);
 	mm->key = malloc(mm->cap);
-	for (i = 0; i < PLAN_SLOTS && mm->key; i++)
-		if (!(mm->ps[i].key = malloc(mm->cap)))
-			mm->cap = 0;
 	mm->st = calloc((size_t)p->m->nstages + 1, sizeof(*mm->st));
 	mm->kcap = TKEY_BYTES(p->m->nfuncs);
 	mm->kbuf = malloc(mm->kcap);
@@ -1926,7 +1923,7 @@ struct pt_cost_memo *pt_cost_memo_new(const struct pt_cost_prep *p)
 	mm->stack = calloc((size_t)p->m->nfuncs + 1, sizeof(*mm->stack));
 	mm->g = calloc((size_t)p->m->nfuncs + 1, 1);
 	mm->glast = calloc((size_t)p->m->nfuncs + 1, 1);
-	if (!mm->cap || !mm->key || !mm->st || !mm->seen || !mm->stack ||
+	if (!mm->key || !mm->st || !mm->seen || !mm->stack ||
 	    !mm->g || !mm->glast || !mm->kbuf) {
 		pt_cost_memo_free(mm);
 		return NULL;
@@ -2048,14 +2045,17 @@ static double heap_faults(const struct pt_cost_prep *p,
 			break;
 	}
 	if (len) {
-		/* the key built becomes the slot's: buffers swapped */
-		unsigned char *t = slot->key;
+		/* the key built becomes the slot's: buffers swapped (a slot's
+		 * made when first filled) */
+		unsigned char *t = slot->key ? slot->key : malloc(mm->cap);
 
-		slot->key = mm->key;
-		mm->key = t;
-		slot->len = len;
-		slot->hash = hash;
-		slot->faults = ceil(h.faults / PAGE_BYTES);
+		if (t) {
+			slot->key = mm->key;
+			mm->key = t;
+			slot->len = len;
+			slot->hash = hash;
+			slot->faults = ceil(h.faults / PAGE_BYTES);
+		}
 	}
 	return mapped + ceil(h.faults / PAGE_BYTES);
 }
