@@ -85,6 +85,11 @@ struct fx_func {
 	double prod, real, outer_par;
 	double bytes_real;
 	double inside;     /* allocations inside its loops */
+	/* where its compute [0] and store [1] loops were found (find_site())
+	 * for the revisions [i][0] of its entry and [i][1] of the site
+	 * Func's (site_at()); 0: none */
+	uint64_t site_rev[2][2];
+	int site_pos[2];
 };
 
 struct fx_req {
@@ -791,6 +796,8 @@ void pt_features_forget(struct pt_features *fx)
 	}
 	memset(&fx->keep, 0, sizeof(fx->keep));
 	memset(fx->frev, 0, (size_t)fx->nfuncs * sizeof(*fx->frev));
+	for (i = 0; i < fx->nfuncs; i++)
+		memset(fx->fn[i].site_rev, 0, sizeof(fx->fn[i].site_rev));
 	fx->rvalid = 0;
 }
 
@@ -1161,6 +1168,28 @@ static int find_site(const struct pt_features *fx, int j, const char *name)
 	return -1;
 }
 
+/* find_site() for Func f's compute (which 0) or store (1) site, loop
+ * `name` of Func j: the position found last time when f's entry and j's
+ * have the revisions they had then (j's loops, and so the position, are
+ * a function of j's entry). */
+static int site_at(struct pt_features *fx, const uint64_t *rev, int f,
+		   int which, int j, const char *name)
+{
+	struct fx_func *fn = &fx->fn[f];
+	uint64_t *k = fn->site_rev[which];
+	int p;
+
+	if (!rev || !rev[f] || !rev[j])
+		return find_site(fx, j, name);
+	if (k[0] == rev[f] && k[1] == rev[j])
+		return fn->site_pos[which];
+	p = find_site(fx, j, name);
+	k[0] = rev[f];
+	k[1] = rev[j];
+	fn->site_pos[which] = p;
+	return p;
+}
+
 static int add_req(struct pt_features *fx, int j, int p, int f, int roles)
 {
 	int flat = fx->st[fx->last[j]].first + p;
@@ -1303,14 +1332,16 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 			continue;
 		fn->cj = sf->compute_at.func;
 		if (fn->cj <= f || fn->cj >= m->nfuncs || fx->inl1[fn->cj] ||
-		    (fn->cp = find_site(fx, fn->cj, sf->compute_at.loop)) < 0)
+		    (fn->cp = site_at(fx, rev, f, 0, fn->cj,
+				      sf->compute_at.loop)) < 0)
 			return fx_fail(err, m, f, "bad compute site");
 		if (sf->store_root)
 			continue;
 		fn->sj = sf->store_at.func;
 		if (fn->sj < 0 || fn->sj >= m->nfuncs || fx->inl1[fn->sj] ||
 		    fn->sj <= f ||
-		    (fn->sp = find_site(fx, fn->sj, sf->store_at.loop)) < 0)
+		    (fn->sp = site_at(fx, rev, f, 1, fn->sj,
+				      sf->store_at.loop)) < 0)
 			return fx_fail(err, m, f, "bad store site");
 	}
 	/* task sites: the innermost parallel loop around the compute site */
@@ -2367,6 +2398,9 @@ static void stage_row(struct pt_features *fx, int sidx, int kept, int top,
 			sm->same = fx->serial + 1;
 	} else {
 		sm->cur = 0;
+		/* a feature stage_features() leaves unset is 0, not what the
+		 * buffer held (it sets them all now; a cheap guard) */
+		memset(o, 0, PT_FEAT_COUNT * sizeof(*o));
 		stage_features(fx, sidx, o);
 		if (kept)
 			sm->len = 0;
@@ -2477,10 +2511,15 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 	regions(fx, first, top);
 	regions_done(fx, first, rev);
 	working_sets(fx);
-	/* The rows of inlined Funcs are sums, zeroed first; a feature
-	 * stage_features() leaves unset is 0 rather than what the buffer
-	 * held (it sets them all now; a cheap guard for the next one). */
-	memset(out, 0, (size_t)m->nstages * PT_FEAT_COUNT * sizeof(*out));
+	/* The rows of inlined Funcs are sums, zeroed first; those of the
+	 * Funcs not decided yet are 0. stage_row() writes the others whole:
+	 * zeroing every row was 1% of a beam's time. */
+	for (f = 0; f < m->nfuncs; f++)
+		if (f < first || fx->inl1[f])
+			memset(&out[(size_t)m->funcs[f].first_stage *
+				    PT_FEAT_COUNT],
+			       0, (size_t)m->funcs[f].nstages *
+			       PT_FEAT_COUNT * sizeof(*out));
 	kept = pt_keep_begin(&fx->keep);
 	for (f = first; f < m->nfuncs; f++)
 		for (k = 0; k < m->funcs[f].nstages && !fx->inl1[f]; k++)

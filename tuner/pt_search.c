@@ -870,6 +870,173 @@ static int by_cost(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* A candidate's place in the order of a beam step: by cost, ties by the
+ * order the candidates were generated in (its index), as by_cost(). */
+struct bkey {
+	double cost;
+	size_t i;
+};
+
+static int bkey_before(const struct bkey *a, const struct bkey *b)
+{
+	if (a->cost < b->cost)
+		return 1;
+	if (a->cost > b->cost)
+		return 0;
+	return a->i < b->i;
+}
+
+/* Sort a[0 .. n-1] with bkey_before(), t[] (n keys) as scratch: runs of
+ * 8 by insertion, then merged bottom-up. Keys are distinct (their i), so
+ * the result is the one order. qsort() with a comparator called through
+ * a pointer was 3% of a beam's time. */
+static void bkeys_sort(struct bkey *a, struct bkey *t, size_t n)
+{
+	size_t w, i, j, k, lo, mid, hi;
+	struct bkey *src = a, *dst = t, *x;
+
+	for (lo = 0; lo < n; lo += 8) {
+		hi = lo + 8 < n ? lo + 8 : n;
+		for (i = lo + 1; i < hi; i++) {
+			struct bkey v = a[i];
+
+			for (j = i; j > lo && bkey_before(&v, &a[j - 1]); j--)
+				a[j] = a[j - 1];
+			a[j] = v;
+		}
+	}
+	for (w = 8; w < n; w *= 2) {
+		for (lo = 0; lo < n; lo += 2 * w) {
+			mid = lo + w < n ? lo + w : n;
+			hi = lo + 2 * w < n ? lo + 2 * w : n;
+			i = lo;
+			j = mid;
+			for (k = lo; k < hi; k++)
+				dst[k] = i < mid && (j >= hi ||
+						     !bkey_before(&src[j],
+								  &src[i])) ?
+					src[i++] : src[j++];
+		}
+		x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+}
+
+/* Scratch of a beam pass: the order of a step's candidates, the
+ * candidates whose hash_{p+1} repeats a better one's, the hashes seen. */
+struct bsel {
+	struct bkey *k, *t;
+	size_t *dup;
+	size_t cap;
+	struct hset seen;
+};
+
+static int bsel_fit(struct bsel *s, size_t n)
+{
+	size_t c = s->cap ? s->cap : 64;
+	void *k, *t, *d;
+
+	if (n <= s->cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	if (!(k = realloc(s->k, c * sizeof(*s->k))))
+		return PT_ENOMEM;
+	s->k = k;
+	if (!(t = realloc(s->t, c * sizeof(*s->t))))
+		return PT_ENOMEM;
+	s->t = t;
+	if (!(d = realloc(s->dup, c * sizeof(*s->dup))))
+		return PT_ENOMEM;
+	s->dup = d;
+	s->cap = c;
+	return 0;
+}
+
+static void bsel_free(struct bsel *s)
+{
+	free(s->k);
+	free(s->t);
+	free(s->dup);
+	free(s->seen.v);
+}
+
+/* Move candidate b into the beam (`cur`) or, complete, into `done` (and
+ * offer it), with its hash_p added to its ancestors'; b is left empty. */
+static int beam_take(struct ps_run *r, struct bstate *b, int p,
+		     struct cands *cur, struct cands *done)
+{
+	struct cands *to = pt_space_complete(r->sp, b->st) ? done : cur;
+	uint64_t h;
+	int ret;
+
+	if ((ret = bhash(r, b, p, &h)))
+		return ret;
+	b->anc[b->nanc++] = h;
+	if (to == done) {
+		r->simulations++;
+		if ((ret = ps_offer(r, b->st, b->cost)))
+			return ret;
+	}
+	if (to->n == to->cap) {
+		size_t c = to->cap ? 2 * to->cap : 64;
+		struct bstate *v = realloc(to->v, c * sizeof(*v));
+
+		if (!v)
+			return PT_ENOMEM;
+		to->v = v;
+		to->cap = c;
+	}
+	to->v[to->n++] = *b;
+	memset(b, 0, sizeof(*b));
+	return 0;
+}
+
+/* Fill the beam from the priced candidates: in order of cost, those whose
+ * hash_{p+1} repeats a better candidate's (Adams 2019's diversity
+ * penalty; none when beam is 1) after all the others, until `beam`
+ * incomplete states are kept. hash_{p+1}, and hash_p, are made only for
+ * the candidates walked. */
+static int beam_select(struct ps_run *r, struct bsel *s, struct cands *kids,
+		       int p, int beam, struct cands *cur, struct cands *done)
+{
+	size_t i, ndup = 0;
+	uint64_t h;
+	int ret;
+
+	if ((ret = bsel_fit(s, kids->n)))
+		return ret;
+	for (i = 0; i < kids->n; i++) {
+		s->k[i].cost = kids->v[i].cost;
+		s->k[i].i = i;
+	}
+	bkeys_sort(s->k, s->t, kids->n);
+	hset_clear(&s->seen);
+	for (i = 0; i < kids->n && cur->n < (size_t)beam; i++) {
+		struct bstate *b = &kids->v[s->k[i].i];
+
+		if (beam > 1) {
+			if ((ret = bhash(r, b, p + 1, &h)))
+				return ret;
+			if (hset_has(&s->seen, h)) {
+				s->dup[ndup++] = s->k[i].i;
+				continue;
+			}
+			if ((ret = hset_add(&s->seen, h)))
+				return ret;
+		}
+		if ((ret = beam_take(r, b, p, cur, done)))
+			return ret;
+	}
+	for (i = 0; i < ndup && cur->n < (size_t)beam; i++)
+		if ((ret = beam_take(r, &kids->v[s->dup[i]], p, cur, done)))
+			return ret;
+	return 0;
+}
+
 /* One pass of the beam: from the root to complete states, keeping `beam`
  * states a step. Pass p > 1 keeps only states whose hash_{p-1} is in
  * `allowed` (all, when that leaves none) and moves states whose
@@ -881,6 +1048,7 @@ static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
 {
 	struct ps_thread *th = &r->th[0];
 	struct cands cur = { 0 }, kids = { 0 }, done = { 0 };
+	struct bsel sel = { 0 };
 	struct beam_cost bc;
 	size_t i, k;
 	int ret, n;
@@ -932,62 +1100,10 @@ static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
 		bc.hash2 = p == 2 || (p == 1 && beam > 1);
 		if ((ret = ps_parallel(r->threads, beam_cost_thread, &bc)))
 			goto out;
-		for (i = 0; i < kids.n; i++) {
-			kids.v[i].dup = 0;
-			kids.v[i].seq = i;
-			if ((ret = bhash(r, &kids.v[i], p, &h)))
-				goto out;
-			kids.v[i].anc[kids.v[i].nanc++] = h;
-		}
-		qsort(kids.v, kids.n, sizeof(*kids.v), by_cost);
-		/* Diversity: a state whose hash_{p+1} repeats a better one's
-		 * goes behind the others (Adams 2019's penalty). */
-		if (beam > 1) {
-			struct hset seen = { 0 };
-
-			for (i = 0; i < kids.n; i++) {
-				if ((ret = bhash(r, &kids.v[i], p + 1,
-						       &h)))
-					break;
-				kids.v[i].dup = hset_has(&seen, h);
-				if (!kids.v[i].dup && (ret = hset_add(&seen,
-								      h)))
-					break;
-			}
-			free(seen.v);
-			if (ret)
-				goto out;
-			qsort(kids.v, kids.n, sizeof(*kids.v), by_cost);
-		}
 		r->decisions++;
 		cands_clear(&cur);
-		for (i = 0; i < kids.n && cur.n < (size_t)beam; i++) {
-			struct cands *to = pt_space_complete(r->sp,
-							     kids.v[i].st) ?
-				&done : &cur;
-
-			if (to == &done) {
-				r->simulations++;
-				if ((ret = ps_offer(r, kids.v[i].st,
-						    kids.v[i].cost)))
-					goto out;
-			}
-			if (to->n == to->cap) {
-				size_t c = to->cap ? 2 * to->cap : 64;
-				struct bstate *v = realloc(to->v,
-							   c * sizeof(*v));
-
-				if (!v) {
-					ret = PT_ENOMEM;
-					goto out;
-				}
-				to->v = v;
-				to->cap = c;
-			}
-			to->v[to->n++] = kids.v[i];
-			memset(&kids.v[i], 0, sizeof(kids.v[i]));
-		}
-		if ((ret = ps_progress(r)))
+		if ((ret = beam_select(r, &sel, &kids, p, beam, &cur, &done)) ||
+		    (ret = ps_progress(r)))
 			goto out;
 	}
 	/* The best complete states of this pass lead the next one. */
@@ -1004,6 +1120,7 @@ out:
 	cands_clear(&cur);
 	cands_clear(&kids);
 	cands_clear(&done);
+	bsel_free(&sel);
 	free(cur.v);
 	free(kids.v);
 	free(done.v);
