@@ -229,6 +229,9 @@ struct cp_group {
 	unsigned mask, across;/* dep_masks() of its root deps */
 };
 
+/* Lane counts whose op_counts() are made once per stage: 1 to 128. */
+#define CP_LANES 8
+
 /* Per stage. */
 struct cp_stage {
 	/* op_counts() per point, but for the vector registers, which
@@ -245,6 +248,8 @@ struct cp_stage {
 			       * inl_eff), in prep->fn */
 	int rd0, nrd;         /* other Funcs it reads (promoted()), in
 			       * prep->fn */
+	double vr[CP_LANES];  /* op_counts()'s vector registers for 1 << i
+			       * lanes, made once (prep_lanes()) */
 };
 
 struct pt_cost_prep {
@@ -293,6 +298,21 @@ static void dep_masks(const struct dep *dep, int n, int nd, unsigned *mask,
 					*across |= 1u << i;
 			}
 	}
+}
+
+static void op_counts_of(const struct pt_cost_prep *p,
+			 const struct cp_stage *cs, double lanes,
+			 double *vregs, double *scalars);
+
+/* Stage s's op_counts() for 1, 2, 4 ... 128 lanes. */
+static void prep_lanes(struct pt_cost_prep *p, int s)
+{
+	struct cp_stage *cs = &p->st[s];
+	double scal;
+	int i;
+
+	for (i = 0; i < CP_LANES; i++)
+		op_counts_of(p, cs, (double)(1 << i), &cs->vr[i], &scal);
 }
 
 /* What op_counts() needs of stage s: the scalar and libm counts summed in
@@ -710,6 +730,8 @@ int pt_cost_prep_new(const struct pt_model *m, const struct pt_features *fx,
 		prep_groups(p, s, &grp, &co, &tm);
 		prep_funcs(p, s, &fn);
 	}
+	for (s = 0; s < m->nstages; s++)
+		prep_lanes(p, s);
 	if (heap) {
 		prep_heap(p);
 		p->thr0 = rungen_threshold(m);
@@ -744,8 +766,9 @@ void pt_cost_prep_free(struct pt_cost_prep *p)
  * instructions of its libm calls; and its scalar instructions. A call of
  * one instruction has the registers of the Func's type (the histogram
  * does not say the call's). */
-static void op_counts(const struct pt_cost_prep *p, const struct cp_stage *cs,
-		      double lanes, double *vregs, double *scalars)
+static void op_counts_of(const struct pt_cost_prep *p,
+			 const struct cp_stage *cs, double lanes,
+			 double *vregs, double *scalars)
 {
 	double regs[4] = { 0 }, cregs;
 	int i, b;
@@ -763,6 +786,21 @@ static void op_counts(const struct pt_cost_prep *p, const struct cp_stage *cs,
 	}
 	*vregs += cs->libm * lanes;
 	*scalars = cs->scalars;
+}
+
+/* op_counts_of(), from the stage's table when the lanes are a power of
+ * two it holds (the same arithmetic, made once: prep_lanes()). */
+static void op_counts(const struct pt_cost_prep *p, const struct cp_stage *cs,
+		      double lanes, double *vregs, double *scalars)
+{
+	int n = lanes >= 1 && lanes < 1 << CP_LANES ? (int)lanes : 0;
+
+	if (n && n == lanes && !(n & (n - 1))) {
+		*vregs = cs->vr[__builtin_ctz((unsigned)n)];
+		*scalars = cs->scalars;
+		return;
+	}
+	op_counts_of(p, cs, lanes, vregs, scalars);
 }
 
 struct walk {

@@ -178,6 +178,7 @@ struct pt_features {
 	int *grp_first;    /* per stage: its first load group */
 	struct fx_grp *grp;
 	int *call_first;   /* per stage: its first call of another Func */
+	uint64_t *cmask;   /* per stage: words bits, the Funcs it calls */
 	struct fx_call *call;
 	/* per schedule */
 	struct fx_func *fn;
@@ -556,6 +557,8 @@ static void list_calls(struct pt_features *fx, int sidx)
 			continue;
 		fx->call[n].func = a->producer;
 		fx->call[n].count = a->count > 0 ? a->count : 1;
+		fx->cmask[(size_t)sidx * fx->words + (a->producer >> 6)] |=
+			UINT64_C(1) << (a->producer & 63);
 		n++;
 	}
 	fx->call_first[sidx + 1] = n;
@@ -607,6 +610,8 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	fx->call_first = calloc((size_t)m->nstages + 1,
 				sizeof(*fx->call_first));
 	fx->call = calloc((size_t)nacc + 1, sizeof(*fx->call));
+	fx->cmask = calloc((size_t)m->nstages * fx->words + 1,
+			   sizeof(*fx->cmask));
 	fx->fn = calloc((size_t)m->nfuncs, sizeof(*fx->fn));
 	fx->inl = calloc((size_t)fx->words + 1, sizeof(*fx->inl));
 	fx->inl1 = calloc((size_t)m->nfuncs + 1, 1);
@@ -644,6 +649,7 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	    !fx->algo || !fx->fn || !fx->inl || !fx->inl1 || !fx->copies || !fx->sm ||
 	    !fx->rp || !fx->frev || !fx->rrev || !fx->rflag ||
 	    !fx->grp_first || !fx->grp || !fx->call_first || !fx->call ||
+	    !fx->cmask ||
 	    pt_fp_acc_init(&fx->acc, fx->fp) ||
 	    pt_fp_acc_init(&fx->acc2, fx->fp) || grow_loops(fx, 256)) {
 		pt_features_free(fx);
@@ -752,6 +758,7 @@ void pt_features_free(struct pt_features *fx)
 	free(fx->grp);
 	free(fx->call_first);
 	free(fx->call);
+	free(fx->cmask);
 	free(fx->fn);
 	free(fx->inl);
 	free(fx->inl1);
@@ -2432,7 +2439,14 @@ static void inlined_counts(struct pt_features *fx, int sidx, double *out)
 	const struct pt_stage *st = &m->stages[sidx];
 	const double *so = &out[(size_t)sidx * PT_FEAT_COUNT];
 	double *c = fx->copies;
+	const uint64_t *cm = &fx->cmask[(size_t)sidx * fx->words];
 	int i, g, any = 0;
+
+	/* most stages call no inlined Func: their Funcs' bits tell */
+	for (i = 0; i < fx->words && !(cm[i] & fx->inl[i]); i++)
+		;
+	if (i == fx->words)
+		return;
 
 	for (i = fx->call_first[sidx]; i < fx->call_first[sidx + 1]; i++) {
 		const struct fx_call *a = &fx->call[i];
