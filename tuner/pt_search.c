@@ -779,20 +779,29 @@ static void bstate_free(struct bstate *b)
 	b->anc = NULL;
 }
 
+/* Room in c for one more candidate: 0 or PT_ENOMEM. */
+static int cands_room(struct cands *c)
+{
+	size_t cap = c->cap ? 2 * c->cap : 64;
+	struct bstate *v;
+
+	if (c->n < c->cap)
+		return 0;
+	if (!(v = realloc(c->v, cap * sizeof(*v))))
+		return PT_ENOMEM;
+	c->v = v;
+	c->cap = cap;
+	return 0;
+}
+
 static int cands_push(struct ps_run *r, struct cands *c,
 		      const struct pt_space_state *st, const struct bstate *par)
 {
 	struct bstate *b;
+	int ret;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		struct bstate *v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return PT_ENOMEM;
-		c->v = v;
-		c->cap = cap;
-	}
+	if ((ret = cands_room(c)))
+		return ret;
 	b = &c->v[c->n];
 	memset(b, 0, sizeof(*b));
 	if (!(b->st = malloc(r->ssz)) ||
@@ -994,15 +1003,8 @@ static int beam_take(struct ps_run *r, struct bstate *b, int p,
 		if ((ret = ps_offer(r, b->st, b->cost)))
 			return ret;
 	}
-	if (to->n == to->cap) {
-		size_t c = to->cap ? 2 * to->cap : 64;
-		struct bstate *v = realloc(to->v, c * sizeof(*v));
-
-		if (!v)
-			return PT_ENOMEM;
-		to->v = v;
-		to->cap = c;
-	}
+	if ((ret = cands_room(to)))
+		return ret;
 	to->v[to->n++] = *b;
 	memset(b, 0, sizeof(*b));
 	return 0;
