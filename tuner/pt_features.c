@@ -646,7 +646,8 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	    !fx->st || !fx->last || !fx->bytes || !fx->lanes || !fx->nd ||
 	    !fx->nbytes || !fx->nregion || !fx->nalloc ||
 	    !fx->acc_first || !fx->coord_first || !fx->jac || !fx->unknown ||
-	    !fx->algo || !fx->fn || !fx->inl || !fx->inl1 || !fx->copies || !fx->sm ||
+	    !fx->algo || !fx->fn || !fx->inl || !fx->inl1 || !fx->copies ||
+	    !fx->sm ||
 	    !fx->rp || !fx->frev || !fx->rrev || !fx->rflag ||
 	    !fx->grp_first || !fx->grp || !fx->call_first || !fx->call ||
 	    !fx->cmask ||
@@ -2440,24 +2441,19 @@ static void inlined_counts(struct pt_features *fx, int sidx, double *out)
 	const double *so = &out[(size_t)sidx * PT_FEAT_COUNT];
 	double *c = fx->copies;
 	const uint64_t *cm = &fx->cmask[(size_t)sidx * fx->words];
-	int i, g, any = 0;
+	int i, g;
 
-	/* most stages call no inlined Func: their Funcs' bits tell */
+	/* most stages call no inlined Func: their callees' bits tell */
 	for (i = 0; i < fx->words && !(cm[i] & fx->inl[i]); i++)
 		;
 	if (i == fx->words)
 		return;
-
 	for (i = fx->call_first[sidx]; i < fx->call_first[sidx + 1]; i++) {
 		const struct fx_call *a = &fx->call[i];
 
-		if (!fx->inl1[a->func])
-			continue;
-		c[a->func] += a->count;
-		any = 1;
+		if (fx->inl1[a->func])
+			c[a->func] += a->count;
 	}
-	if (!any)
-		return;
 	for (g = st->func - 1; g >= 0; g--) {
 		int gs = m->funcs[g].first_stage;
 		double *go;

@@ -697,10 +697,9 @@ struct bstate {
 	double cost;
 	uint64_t *anc;     /* hash_p of it and its ancestors */
 	int nanc;
-	int dup;           /* its hash_{p+1} repeats a better state's */
+	int barred;        /* its hash_{p-1} is not among those allowed */
 	int hashed;        /* h2 holds its hash_2 */
 	uint64_t h2;
-	size_t seq;        /* the order it was generated in (ties) */
 };
 
 /* A set of hashes: open addressing with linear probing in a table of cap
@@ -877,23 +876,8 @@ static int beam_cost_thread(void *ctx, int t)
 	return 0;
 }
 
-static int by_cost(const void *a, const void *b)
-{
-	const struct bstate *x = a, *y = b;
-
-	if (x->dup != y->dup)
-		return x->dup - y->dup;
-	if (x->cost < y->cost)
-		return -1;
-	if (x->cost > y->cost)
-		return 1;
-	/* Equal costs: the order they were generated in decides, so the
-	 * result never depends on qsort's. */
-	return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
 /* A candidate's place in the order of a beam step: by cost, ties by the
- * order the candidates were generated in (its index), as by_cost(). */
+ * order the candidates were generated in (its index). */
 struct bkey {
 	double cost;
 	size_t i;
@@ -986,6 +970,23 @@ static void bsel_free(struct bsel *s)
 	free(s->seen.v);
 }
 
+/* s->k[0 .. c->n-1]: the candidates of c in order of cost, ties by
+ * their index. */
+static int bsel_order(struct bsel *s, const struct cands *c)
+{
+	size_t i;
+	int ret;
+
+	if ((ret = bsel_fit(s, c->n)))
+		return ret;
+	for (i = 0; i < c->n; i++) {
+		s->k[i].cost = c->v[i].cost;
+		s->k[i].i = i;
+	}
+	bkeys_sort(s->k, s->t, c->n);
+	return 0;
+}
+
 /* Move candidate b into the beam (`cur`) or, complete, into `done` (and
  * offer it), with its hash_p added to its ancestors'; b is left empty. */
 static int beam_take(struct ps_run *r, struct bstate *b, int p,
@@ -1022,13 +1023,8 @@ static int beam_select(struct ps_run *r, struct bsel *s, struct cands *kids,
 	uint64_t h;
 	int ret;
 
-	if ((ret = bsel_fit(s, kids->n)))
+	if ((ret = bsel_order(s, kids)))
 		return ret;
-	for (i = 0; i < kids->n; i++) {
-		s->k[i].cost = kids->v[i].cost;
-		s->k[i].i = i;
-	}
-	bkeys_sort(s->k, s->t, kids->n);
 	hset_clear(&s->seen);
 	for (i = 0; i < kids->n && cur->n < (size_t)beam; i++) {
 		struct bstate *b = &kids->v[s->k[i].i];
@@ -1096,11 +1092,11 @@ static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
 			for (i = 0; i < kids.n; i++) {
 				if ((ret = bhash(r, &kids.v[i], p - 1, &h)))
 					goto out;
-				kids.v[i].dup = !hset_has(allowed, h);
-				ok += !kids.v[i].dup;
+				kids.v[i].barred = !hset_has(allowed, h);
+				ok += !kids.v[i].barred;
 			}
 			for (i = 0; ok && i < kids.n; i++) {
-				if (kids.v[i].dup)
+				if (kids.v[i].barred)
 					bstate_free(&kids.v[i]);
 				else
 					kids.v[m++] = kids.v[i];
@@ -1122,15 +1118,15 @@ static int beam_pass(struct ps_run *r, const struct pt_space_state *root,
 			goto out;
 	}
 	/* The best complete states of this pass lead the next one. */
-	for (i = 0; i < done.n; i++) {
-		done.v[i].dup = 0;
-		done.v[i].seq = i;
-	}
-	qsort(done.v, done.n, sizeof(*done.v), by_cost);
-	for (i = 0; i < done.n && i < (size_t)keep; i++)
-		for (k = 0; k < (size_t)done.v[i].nanc; k++)
-			if ((ret = hset_add(next, done.v[i].anc[k])))
+	if ((ret = bsel_order(&sel, &done)))
+		goto out;
+	for (i = 0; i < done.n && i < (size_t)keep; i++) {
+		const struct bstate *b = &done.v[sel.k[i].i];
+
+		for (k = 0; k < (size_t)b->nanc; k++)
+			if ((ret = hset_add(next, b->anc[k])))
 				goto out;
+	}
 out:
 	cands_clear(&cur);
 	cands_clear(&kids);
