@@ -114,11 +114,14 @@ static int eval_model_cost(void *ctx, int thread,
 	return 0;
 }
 
-static const struct pt_sched *eval_model_last(void *ctx, int thread)
+static const struct pt_sched *eval_model_last(void *ctx, int thread,
+					      const uint64_t **revs)
 {
 	const struct eval_model *ev = ctx;
+	const struct eval_thread *et = &ev->t[thread];
 
-	return ev->t[thread].last;
+	*revs = et->last ? pt_space_scratch_revs(et->w) : NULL;
+	return et->last;
 }
 
 void pt_search_eval_model_free(struct pt_search_eval *e)
@@ -634,41 +637,69 @@ static uint64_t hash1_state(const struct ps_run *r,
 	return h;
 }
 
-/* hash_2 of st, whose schedule is s. */
+/* The part of hash_2 Func f's entry sf gives. */
+static uint64_t hash2_func(int f, const struct pt_sched_func *sf)
+{
+	uint64_t h = mix(2, (uint64_t)f);
+	int k, i;
+
+	h = mix(h, (uint64_t)sf->compute);
+	if (sf->compute == PT_COMPUTE_AT) {
+		h = mix(h, (uint64_t)sf->compute_at.func);
+		h = mix(h, str_hash(sf->compute_at.loop));
+		h = mix(h, (uint64_t)sf->store_root);
+		h = mix(h, str_hash(sf->store_at.loop));
+	}
+	for (k = 0; k < sf->nstages; k++) {
+		int splits = 0;
+
+		for (i = 0; i < sf->stages[k].ndirs; i++) {
+			const struct pt_directive *dr = &sf->stages[k].dirs[i];
+
+			if (dr->kind == PT_DIR_SPLIT)
+				splits++;
+			else if (dr->kind == PT_DIR_PARALLEL)
+				h = mix(h, str_hash(dr->dim));
+		}
+		h = mix(h, (uint64_t)splits);
+	}
+	return h;
+}
+
+/* hash_2 of st, whose schedule is s: its decided Funcs' parts in order.
+ * With rev (the revisions of s's entries, pt_space_scratch_revs()), a
+ * part is taken from hm when the entry is the one it was made from: a
+ * beam's candidates rebuild one or two Funcs of the last one's
+ * schedule, and hashing every entry again was 4% of a beam's time. */
 static uint64_t hash2_sched(const struct ps_run *r,
 			    const struct pt_space_state *st,
-			    const struct pt_sched *s)
+			    const struct pt_sched *s, const uint64_t *rev,
+			    struct ps_h2memo *hm)
 {
-	int f, k, i;
-	uint64_t h2 = 2;
+	int f;
+	uint64_t h2 = 2, h;
 
 	for (f = first_decided(r, st); f < s->nfuncs; f++) {
-		const struct pt_sched_func *sf = &s->funcs[f];
-
-		h2 = mix(h2, (uint64_t)f);
-		h2 = mix(h2, (uint64_t)sf->compute);
-		if (sf->compute == PT_COMPUTE_AT) {
-			h2 = mix(h2, (uint64_t)sf->compute_at.func);
-			h2 = mix(h2, str_hash(sf->compute_at.loop));
-			h2 = mix(h2, (uint64_t)sf->store_root);
-			h2 = mix(h2, str_hash(sf->store_at.loop));
-		}
-		for (k = 0; k < sf->nstages; k++) {
-			int splits = 0;
-
-			for (i = 0; i < sf->stages[k].ndirs; i++) {
-				const struct pt_directive *dr =
-					&sf->stages[k].dirs[i];
-
-				if (dr->kind == PT_DIR_SPLIT)
-					splits++;
-				else if (dr->kind == PT_DIR_PARALLEL)
-					h2 = mix(h2, str_hash(dr->dim));
+		if (rev && rev[f] && hm->rev[f] == rev[f]) {
+			h = hm->h[f];
+		} else {
+			h = hash2_func(f, &s->funcs[f]);
+			if (rev) {
+				hm->rev[f] = rev[f];
+				hm->h[f] = h;
 			}
-			h2 = mix(h2, (uint64_t)splits);
 		}
+		h2 = mix(h2, h);
 	}
 	return h2;
+}
+
+/* Room in hm for nf Funcs, none hashed: 0 or PT_ENOMEM. */
+static int h2memo_new(struct ps_h2memo *hm, int nf)
+{
+	hm->rev = calloc((size_t)nf + 1, sizeof(*hm->rev));
+	hm->h = calloc((size_t)nf + 1, sizeof(*hm->h));
+	return hm->rev && hm->h ? 0 : PT_ENOMEM;
 }
 
 static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
@@ -688,7 +719,8 @@ static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
 	/* Only the search's thread hashes: its work area's schedule. */
 	if ((ret = pt_space_sched_scratch(r->sp, st, r->th[0].w, &s)))
 		return ret;
-	*out = hash2_sched(r, st, s);
+	*out = hash2_sched(r, st, s, pt_space_scratch_revs(r->th[0].w),
+			   &r->th[0].h2m[1]);
 	return 0;
 }
 
@@ -863,13 +895,15 @@ static int beam_cost_thread(void *ctx, int t)
 	for (i = (size_t)t; i < bc->c->n; i += (size_t)r->threads) {
 		struct bstate *b = &bc->c->v[i];
 		const struct pt_sched *s;
+		const uint64_t *rev;
 
 		if ((ret = ps_cost(r, t, b->st, &b->cost)) ||
 		    (!t && (ret = ps_tick(r))))
 			return ret;
 		if (bc->hash2 && !b->hashed && ev->last_sched &&
-		    (s = ev->last_sched(ev->ctx, t))) {
-			b->h2 = hash2_sched(r, b->st, s);
+		    (s = ev->last_sched(ev->ctx, t, &rev))) {
+			b->h2 = hash2_sched(r, b->st, s, rev,
+					    &r->th[t].h2m[0]);
 			b->hashed = 1;
 		}
 	}
@@ -1193,6 +1227,10 @@ static void run_free(struct ps_run *r)
 	if (r->th) {
 		for (i = 0; i < r->threads; i++) {
 			pt_space_work_free(r->th[i].w);
+			for (k = 0; k < 2; k++) {
+				free(r->th[i].h2m[k].rev);
+				free(r->th[i].h2m[k].h);
+			}
 			free(r->th[i].tmp);
 			free(r->th[i].tmp2);
 			for (k = 0; k < r->th[i].capkids; k++)
@@ -1328,7 +1366,9 @@ int pt_search(const struct pt_space *sp, const struct pt_search_opts *o,
 	for (i = 0; i < r.threads; i++)
 		if (!(r.th[i].w = pt_space_work_new(sp)) ||
 		    !(r.th[i].tmp = pt_space_state_new(sp)) ||
-		    !(r.th[i].tmp2 = pt_space_state_new(sp)))
+		    !(r.th[i].tmp2 = pt_space_state_new(sp)) ||
+		    h2memo_new(&r.th[i].h2m[0], pt_space_nfuncs(sp)) ||
+		    h2memo_new(&r.th[i].h2m[1], pt_space_nfuncs(sp)))
 			goto nomem;
 	if (!(root = pt_space_state_new(sp)))
 		goto nomem;

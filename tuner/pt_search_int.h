@@ -17,6 +17,12 @@ struct ps_thread {
 	size_t nkids, capkids;
 	int err;                              /* first error in the thread */
 	long priced;                          /* states it priced */
+	/* Per Func, the hash_2 part of its entry in a scratch schedule and
+	 * that entry's revision (pt_space_scratch_revs()): [0] for the
+	 * schedules the cost function built, [1] for w's. */
+	struct ps_h2memo {
+		uint64_t *rev, *h;
+	} h2m[2];
 };
 
 struct ps_run {

@@ -81,10 +81,12 @@ struct pt_search_eval {
 		    double *cost);
 	/* Optional (NULL: none): the schedule of the state `thread` priced
 	 * last, as pt_space_sched_scratch() builds it, or NULL when that
-	 * call built none. Borrowed until the thread prices again; called
-	 * by that thread only. The beam search hashes it instead of
-	 * building the schedule again. */
-	const struct pt_sched *(*last_sched)(void *ctx, int thread);
+	 * call built none; *revs gets its Funcs' revisions
+	 * (pt_space_scratch_revs()), or NULL. Both borrowed until the
+	 * thread prices again; called by that thread only. The beam search
+	 * hashes it instead of building the schedule again. */
+	const struct pt_sched *(*last_sched)(void *ctx, int thread,
+					     const uint64_t **revs);
 	void *ctx;
 };
 
