@@ -370,7 +370,7 @@ int pt_proto_recv(struct pt_proto *p, struct pt_proto_msg *msg,
 		  struct pt_error *err)
 {
 	long long deadline = deadline_for(p);
-	size_t hlen, paylen, have;
+	size_t hlen, paylen = 0, have;
 	char *payload;
 	int ret;
 

@@ -55,6 +55,19 @@ test_expect_success 'an out-of-tree build configures and builds' '
 	build/bin/protune-cc --version
 '
 
+test_expect_success 'given CFLAGS are kept; objects are rebuilt when flags change' '
+	mkdir obj2 && cd obj2 &&
+	"$PT_SRCDIR/configure" CFLAGS="-O1 -g" >out &&
+	test_grep "^CFLAGS = -O1 -g$" config.mk &&
+	! test_grep "optimizes across files" out &&
+	make build/obj/common/pt_error.o >log 2>&1 &&
+	test_grep "pt_error.c" log &&
+	make build/obj/common/pt_error.o >log 2>&1 &&
+	! test_grep "pt_error.c" log &&
+	make CFLAGS=-O0 build/obj/common/pt_error.o >log 2>&1 &&
+	test_grep "pt_error.c" log
+'
+
 # What `make install` puts under the prefix (doc/building.md lists it).
 installed="bin/protune-cc bin/protune lib/libprotune_halide.so
 	share/man/man1/protune-cc.1 share/man/man1/protune.1
