@@ -2146,15 +2146,17 @@ static void stage_features(struct pt_features *fx, int sidx, double *o)
 		double vpp, spp, ppp;
 
 		X = div_up(fs->ext[l[vec].dim], l[vec].stride);
-		if (l[vec].tail == PT_TAIL_GUARD) {
+		if (l[vec].tail == PT_TAIL_GUARD && fx->vbytes >= 64) {
 			/* Halide 14 vectorizes the guarded body with its
 			 * condition as a predicate: the partial vector at
 			 * the end is one masked vector (AVX-512's masked
-			 * loads and stores), not X mod V scalars. */
+			 * loads and stores), not X mod V scalars. Without
+			 * AVX-512 LLVM scalarizes the masked loads of 8-
+			 * and 16-bit lanes: counted as scalars below. */
 			vpp = (double)div_up(X, V);
 			spp = 0;
 			ppp = (double)X;
-		} else if (l[vec].tail < 0) {
+		} else if (l[vec].tail == PT_TAIL_GUARD || l[vec].tail < 0) {
 			vpp = (double)(X / V);
 			spp = (double)(X % V);
 			ppp = (double)X;

@@ -1026,6 +1026,31 @@ PT_TEST(features_compute_at)
 	pt_model_free(m);
 }
 
+/* The model of `text` for an AVX-512 target (HEADER's is AVX2). */
+static struct pt_model *model_avx512(const char *text)
+{
+	static const char from[] = "avx-avx2-fma", to[] = "avx-avx2-avx512-fma";
+	const char *at = strstr(text, from);
+	struct pt_model *m;
+	char *t;
+
+	if (!at || !(t = malloc(strlen(text) + sizeof(to))))
+		return NULL;
+	memcpy(t, text, (size_t)(at - text));
+	strcpy(t + (at - text), to);
+	strcat(t, at + strlen(from));
+	m = model(t);
+	free(t);
+	return m;
+}
+
+#define GUARDED_VEC "func f0 root\n" \
+	"  stage 0\n    split v0 v0o v0i 8 guard\n" \
+	"    vectorize v0i\n" \
+	"func f1 root\n" \
+	"  stage 0\n    split v0 v0o v0i 16 guard\n" \
+	"    vectorize v0i\n"
+
 /* Tails, unrolling, strided and broadcast loads, on f1 of the resample
  * model (f1(x) = f0(x / 2), 200 points) and on the transpose. */
 PT_TEST(features_vectors_and_loads)
@@ -1038,28 +1063,43 @@ PT_TEST(features_vectors_and_loads)
 
 	PT_REQUIRE(m != NULL);
 	PT_REQUIRE(pt_features_new(m, &fx, NULL) == 0);
-	/* f1: 200 points by 16 with guard: 12 vectors and a 13th of 8
-	 * lanes, masked (Halide 14 predicates the guarded tail of a
-	 * vectorized loop), no scalars; f0: 100 points by 8: 12 vectors and
-	 * a masked 13th of 4 lanes */
-	s = sched(m, "func f0 root\n"
-		  "  stage 0\n    split v0 v0o v0i 8 guard\n"
-		  "    vectorize v0i\n"
-		  "func f1 root\n"
-		  "  stage 0\n    split v0 v0o v0i 16 guard\n"
-		  "    vectorize v0i\n");
+	/* An AVX2 target: f1, 200 points by 16 with guard, is 12 vectors
+	 * and 8 scalars (LLVM scalarizes a predicated tail without AVX-512's
+	 * masked loads of every lane size); f0, 100 points by 8: 12 vectors,
+	 * 4 scalars */
+	s = sched(m, GUARDED_VEC);
 	PT_REQUIRE(s != NULL);
 	PT_REQUIRE(pt_features_compute(fx, s, out, NULL) == 0);
-	PT_CHECK(f1[PT_FEAT_NUM_VECTORS] == 13);
-	PT_CHECK(f1[PT_FEAT_NUM_SCALARS] == 0);
+	PT_CHECK(f1[PT_FEAT_NUM_VECTORS] == 12);
+	PT_CHECK(f1[PT_FEAT_NUM_SCALARS] == 8);
 	/* 16 lanes of x/2 read 8 floats: one 32-byte load */
 	PT_CHECK(f1[PT_FEAT_VECTOR_LOADS_PER_VECTOR] == 1);
 	PT_CHECK(f1[PT_FEAT_SCALAR_LOADS_PER_VECTOR] == 0);
 	/* f0 reads i0 at stride 2: two loads per access */
 	PT_CHECK(out[PT_FEAT_VECTOR_LOADS_PER_VECTOR] == 4);
-	PT_CHECK(out[PT_FEAT_NUM_VECTORS] == 13);
-	PT_CHECK(out[PT_FEAT_NUM_SCALARS] == 0);
+	PT_CHECK(out[PT_FEAT_NUM_VECTORS] == 12);
+	PT_CHECK(out[PT_FEAT_NUM_SCALARS] == 4);
 	pt_sched_free(s);
+
+	/* On AVX-512 the guarded tail is a 13th vector, masked (Halide 14
+	 * predicates the guarded body of a vectorized loop): no scalars */
+	{
+		struct pt_model *m5 = model_avx512(resample_text);
+		struct pt_features *fx5 = NULL;
+
+		PT_REQUIRE(m5 != NULL);
+		PT_REQUIRE(pt_features_new(m5, &fx5, NULL) == 0);
+		s = sched(m5, GUARDED_VEC);
+		PT_REQUIRE(s != NULL);
+		PT_REQUIRE(pt_features_compute(fx5, s, out, NULL) == 0);
+		PT_CHECK(f1[PT_FEAT_NUM_VECTORS] == 13);
+		PT_CHECK(f1[PT_FEAT_NUM_SCALARS] == 0);
+		PT_CHECK(out[PT_FEAT_NUM_VECTORS] == 13);
+		PT_CHECK(out[PT_FEAT_NUM_SCALARS] == 0);
+		pt_sched_free(s);
+		pt_features_free(fx5);
+		pt_model_free(m5);
+	}
 
 	/* f0 inlined into f1, which is unrolled by 4 outside its vectors
 	 * (by 8): every unrolled copy reads its own values */
