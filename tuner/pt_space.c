@@ -297,13 +297,12 @@ struct pt_space_work {
 	int *dcap;
 	char ***ordv;         /* nord arrays */
 	int *ocap, nord;
-	/* ... and its memo: per Func f, the bytes of the state f's entry
-	 * was built from (func_key()), mlen[f] of them at mkey + moff[f]
-	 * (0: not built; room up to moff[f + 1]); mtmp holds the next key;
-	 * hhead, hnext: the Funcs computed at each Func, as lists. */
-	unsigned char *mkey, *mtmp;
-	size_t *moff, *mlen;
-	int *hhead, *hnext;
+	/* ... and its memo: the state it was last built from (`last`,
+	 * valid when `built`); hhead, hnext: the Funcs computed at each Func
+	 * of the state being built, as lists, ohead, onext: of `last`. */
+	struct pt_space_state *last;
+	int built;
+	int *hhead, *hnext, *ohead, *onext;
 	/* per Func, the revision of its entry (pt_space_scratch_revs()),
 	 * from the counter `revs`, which w keeps for its whole life */
 	uint64_t *rev, revs;
@@ -3940,16 +3939,6 @@ static size_t fblk_size(const struct pt_space *sp, int f)
 		sizeof(float) * (size_t)(sp->fn[f].wide ? 0 : sp->fn[f].nargs);
 }
 
-/* The most bytes func_key() writes for Func f. */
-static size_t key_room(const struct pt_space *sp, int f)
-{
-	size_t n = fblk_size(sp, f) + sblk_size(MAXARGS), i;
-
-	for (i = 0; i < (size_t)sp->fn[f].nstages; i++)
-		n += sblk_size(sp->sg[sp->fn[f].first + (int)i].npure);
-	return n + (sizeof(int) + 2) * ((size_t)sp->nfuncs + 1);
-}
-
 /* Into w->hhead, w->hnext: the Funcs computed at (or sliding in) each
  * Func of st, lowest first. */
 static void hosts(const struct pt_space *sp, const struct pt_space_state *st,
@@ -3968,42 +3957,52 @@ static void hosts(const struct pt_space *sp, const struct pt_space_state *st,
 	}
 }
 
-static unsigned char *put_bytes(unsigned char *o, const void *p, size_t n)
+static void swap_lists(int **a, int **b)
 {
-	memcpy(o, p, n);
-	return o + n;
+	int *t = *a;
+
+	*a = *b;
+	*b = t;
 }
 
-/* Everything of state st that build_func() reads to build Func f's
- * entry, as bytes into out (room: key_room()); returns their count. Its
- * block; its stages' blocks; its site's last stage's block (the site's
- * loop names); the Funcs computed at it with their granularity and
- * level (which keep its innermost tile from being unrolled). The space
- * itself is fixed for w. */
-static size_t func_key(const struct pt_space *sp,
-		       const struct pt_space_state *st,
-		       const struct pt_space_work *w, int f, unsigned char *out)
+/* Would state st build Func f's entry as w->last did? Yes when what
+ * build_func() reads of a state for it is the same bytes in both: its
+ * block, its stages' blocks, its site's last stage's block, and the Funcs
+ * computed at it with their granularity and level (which keep its
+ * innermost tile from being unrolled; hosts() lists them, w->hhead for
+ * st, w->ohead for last). The space itself is fixed for w. Comparing the
+ * two states in place costs half of what building a key of those bytes
+ * and comparing it did. */
+static int func_same(const struct pt_space *sp,
+		     const struct pt_space_state *st,
+		     const struct pt_space_work *w, int f)
 {
 	const struct sp_func *fn = &sp->fn[f];
-	unsigned char *o = out;
-	int i, j, h;
+	const struct pt_space_state *last = w->last;
+	const struct sp_stage *lo = &sp->sg[fn->first], *hi = &sp->sg[fn->last];
+	size_t end = hi->off + sblk_size(hi->npure);
+	int i, j, h, g;
 
-	o = put_bytes(o, fblk(sp, st, f), fblk_size(sp, f));
-	for (i = fn->first; i <= fn->last; i++)
-		o = put_bytes(o, sblk(sp, st, i), sblk_size(sp->sg[i].npure));
+	/* A Func's stage blocks follow each other (pt_space_new()). */
+	if (memcmp(fblk(sp, st, f), fblk(sp, last, f), fblk_size(sp, f)) ||
+	    memcmp((const char *)st + lo->off, (const char *)last + lo->off,
+		   end - lo->off))
+		return 0;
 	if (pt_space_compute(sp, st, f, &j) == PT_COMPUTE_AT && j >= 0 &&
 	    j < sp->nfuncs) {
 		i = last_sidx(sp, j);
-		o = put_bytes(o, sblk(sp, st, i), sblk_size(sp->sg[i].npure));
+		if (memcmp(sblk(sp, st, i), sblk(sp, last, i),
+			   sblk_size(sp->sg[i].npure)))
+			return 0;
 	}
-	for (h = w->hhead[f]; h >= 0; h = w->hnext[h]) {
-		const struct st_func *hb = fblk(sp, st, h);
+	for (h = w->hhead[f], g = w->ohead[f]; h >= 0 && g >= 0;
+	     h = w->hnext[h], g = w->onext[g]) {
+		const struct st_func *hb = fblk(sp, st, h), *gb = fblk(sp, last, g);
 
-		o = put_bytes(o, &h, sizeof(h));
-		o = put_bytes(o, &hb->gran, 1);
-		o = put_bytes(o, &hb->slot, 1);
+		if (h != g || hb->gran != gb->gran || hb->slot != gb->slot)
+			return 0;
 	}
-	return (size_t)(o - out);
+	return h < 0 && g < 0;
 }
 
 /* The scratch schedule and its per-stage arrays, made on the first
@@ -4017,28 +4016,16 @@ static int scratch_new(const struct pt_space *sp, struct pt_space_work *w)
 	w->ordv = calloc(ns, sizeof(*w->ordv));
 	w->nord = w->ordv ? (int)ns : 0;
 	w->ocap = calloc(ns, sizeof(*w->ocap));
-	w->moff = calloc((size_t)sp->nfuncs + 1, sizeof(*w->moff));
-	w->mlen = calloc((size_t)sp->nfuncs + 1, sizeof(*w->mlen));
 	w->hhead = calloc((size_t)sp->nfuncs + 1, sizeof(*w->hhead));
 	w->hnext = calloc((size_t)sp->nfuncs + 1, sizeof(*w->hnext));
+	w->ohead = calloc((size_t)sp->nfuncs + 1, sizeof(*w->ohead));
+	w->onext = calloc((size_t)sp->nfuncs + 1, sizeof(*w->onext));
 	w->rev = calloc((size_t)sp->nfuncs + 1, sizeof(*w->rev));
-	if (w->moff && w->mlen && w->hhead && w->hnext) {
-		size_t tot = 0, most = 0, room;
-		int f;
-
-		for (f = 0; f < sp->nfuncs; f++) {
-			w->moff[f] = tot;
-			room = key_room(sp, f);
-			tot += room;
-			if (room > most)
-				most = room;
-		}
-		w->moff[sp->nfuncs] = tot;
-		w->mkey = malloc(tot + 1);
-		w->mtmp = malloc(most + 1);
-	}
-	if (!w->sched || !w->dcap || !w->ordv || !w->ocap || !w->mkey ||
-	    !w->mtmp || !w->rev || pt_strvec_push(&w->sched->meta, "tuner=space")) {
+	w->last = pt_space_state_new(sp);
+	w->built = 0;
+	if (!w->sched || !w->dcap || !w->ordv || !w->ocap || !w->hhead ||
+	    !w->hnext || !w->ohead || !w->onext || !w->rev || !w->last ||
+	    pt_strvec_push(&w->sched->meta, "tuner=space")) {
 		scratch_free(w);
 		return PT_ENOMEM;
 	}
@@ -4068,20 +4055,19 @@ static void scratch_free(struct pt_space_work *w)
 	free(w->ordv);
 	free(w->dcap);
 	free(w->ocap);
-	free(w->mkey);
-	free(w->mtmp);
-	free(w->moff);
-	free(w->mlen);
 	free(w->hhead);
 	free(w->hnext);
+	free(w->ohead);
+	free(w->onext);
 	free(w->rev);
+	free(w->last);
 	w->rev = NULL;
 	w->sched = NULL;
 	w->ordv = NULL;
 	w->dcap = w->ocap = NULL;
-	w->mkey = w->mtmp = NULL;
-	w->moff = w->mlen = NULL;
-	w->hhead = w->hnext = NULL;
+	w->hhead = w->hnext = w->ohead = w->onext = NULL;
+	w->last = NULL;
+	w->built = 0;
 }
 
 int pt_space_sched_scratch(const struct pt_space *sp,
@@ -4100,11 +4086,9 @@ int pt_space_sched_scratch(const struct pt_space *sp,
 	hosts(sp, st, w);
 	for (f = 0; f < s->nfuncs; f++) {
 		struct pt_sched_func *sf = &s->funcs[f];
-		size_t len = func_key(sp, st, w, f, w->mtmp);
 
 		/* Built from the same bytes of a state: the same entry. */
-		if (len == w->mlen[f] &&
-		    !memcmp(w->mtmp, w->mkey + w->moff[f], len))
+		if (w->built && func_same(sp, st, w, f))
 			continue;
 		sf->compute = PT_COMPUTE_ROOT;
 		sf->compute_at.func = sf->store_at.func = 0;
@@ -4112,13 +4096,17 @@ int pt_space_sched_scratch(const struct pt_space *sp,
 		sf->store_root = 0;
 		for (i = 0; i < sf->nstages; i++)
 			sf->stages[i].ndirs = 0;
-		w->mlen[f] = 0;
 		w->rev[f] = ++w->revs;
-		if ((ret = build_func(sp, st, &sb, f, sf, w->loops[1])))
+		if ((ret = build_func(sp, st, &sb, f, sf, w->loops[1]))) {
+			/* some entries are st's, the rest last's */
+			w->built = 0;
 			return ret;
-		memcpy(w->mkey + w->moff[f], w->mtmp, len);
-		w->mlen[f] = len;
+		}
 	}
+	memcpy(w->last, st, sp->size);
+	swap_lists(&w->hhead, &w->ohead);
+	swap_lists(&w->hnext, &w->onext);
+	w->built = 1;
 	*out = s;
 	return 0;
 }
