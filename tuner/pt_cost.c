@@ -1894,18 +1894,19 @@ struct tmemo {
 	double t[PT_TERM_COUNT];
 };
 
-/* A heap run heap_faults() kept: its plan's key and the pages it gave. */
+/* A heap run heap_faults() kept: its plan's key and the pages it gave
+ * (the mapped blocks' included). */
 #define PLAN_SLOTS 256        /* kept at once, by their keys' hashes */
 struct plan_slot {
 	unsigned char *key;
 	size_t len;           /* 0: none */
 	uint64_t hash;
-	double faults;        /* its pages, less the mapped blocks' */
+	double pages;
 };
 
 /* One thread's memo (pt_cost.h): heap_faults()'s runs of the last plans
- * (a beam's candidates have few distinct plans: stencil_chain's 82 727
- * have 2 231), and the stages' terms. */
+ * (a beam's candidates share few: 94% of stencil_chain's lookups find
+ * theirs), and the stages' terms. */
 struct pt_cost_memo {
 	size_t cap;           /* bytes of room in each key buffer */
 	struct plan_slot ps[PLAN_SLOTS];
@@ -1930,9 +1931,9 @@ struct pt_cost_memo {
 	int klo;              /* the lowest Func the key built names */
 };
 
-/* At most HEAP_FUNCS Funcs, each: root, nblk, real and 4 blocks; its
- * group (count and members); its freed chain and end; then the pin. */
-#define MEMO_BYTES(nf) ((size_t)(nf) * 68 + 16)
+/* A plan_key() of at most HEAP_FUNCS Funcs, each: three ints and two
+ * doubles. */
+#define MEMO_BYTES(nf) ((size_t)(nf) * (3 * sizeof(int) + 2 * sizeof(double)))
 
 /* The most bytes terms_key() writes for a model of nfuncs Funcs: the
  * first Func, the flags, a row, the stage's loops, up to 32 sites with
@@ -2001,31 +2002,33 @@ static unsigned char *put_dbl(unsigned char *o, double v)
 	return o + sizeof(v);
 }
 
-/* Everything of plan pl that heap_run() reads, in bytes, into out (room:
- * MEMO_BYTES(pl->nf)); returns their count. Equal keys, equal runs. */
-static size_t plan_key(const struct heap_plan *pl, unsigned char *out)
+/* Everything of a schedule heap_plan() reads, in bytes, into out (room:
+ * MEMO_BYTES(nfuncs)); returns their count. Per Func: whether it is
+ * produced, whether a stage of it runs a parallel loop, the Func it is
+ * computed in (-1 none), its realizations and the bytes of one. Equal
+ * keys, equal plans, so heap_plan() itself (a sort of each root's group
+ * and walks up the compute sites) is skipped for the lookups that hit:
+ * 94% of those of stencil_chain's beam. */
+static size_t plan_key(const struct pt_cost_prep *p,
+		       const struct pt_features *fx, const double *rows,
+		       unsigned char *out)
 {
+	const struct pt_model *m = p->m;
 	unsigned char *o = out;
-	int f, g, k;
+	int f, c, q;
 
-	for (f = 0; f < pl->nf; f++) {
-		o = put_int(o, pl->root[f]);
-		o = put_int(o, pl->nblk[f]);
-		if (pl->nblk[f]) {
-			o = put_dbl(o, pl->real[f]);
-			for (k = 0; k < pl->nblk[f]; k++)
-				o = put_dbl(o, pl->blk[4 * f + k]);
-		}
-		if (!pl->root[f])
-			continue;
-		o = put_int(o, pl->ngrp[f]);
-		for (k = 0; k < pl->ngrp[f]; k++)
-			o = put_int(o, pl->grp[pl->grp0[f] + k]);
-		for (g = pl->freed[f]; g >= 0; g = pl->next[g])
-			o = put_int(o, g);
-		o = put_int(o, -1);
+	for (f = 0; f < m->nfuncs; f++) {
+		const double *r = &rows[(size_t)m->funcs[f].first_stage *
+					PT_FEAT_COUNT];
+
+		o = put_int(o, r[PT_FEAT_NUM_PRODUCTIONS] > 0);
+		o = put_int(o, parallel_func(m, rows, f));
+		if (pt_features_site(fx, f, &c, &q) != 1)
+			c = -1;
+		o = put_int(o, c);
+		o = put_dbl(o, r[PT_FEAT_NUM_REALIZATIONS]);
+		o = put_dbl(o, r[PT_FEAT_BYTES_AT_REALIZATION]);
 	}
-	o = put_int(o, pl->pin);
 	return (size_t)(o - out);
 }
 
@@ -2057,15 +2060,15 @@ static double heap_faults(const struct pt_cost_prep *p,
 
 	if (p->m->nfuncs > HEAP_FUNCS)
 		return 0;
-	mapped = heap_plan(p, fx, rows, &pl);
-	if (mm && mm->cap >= MEMO_BYTES(pl.nf)) {
-		len = plan_key(&pl, mm->key);
+	if (mm && mm->cap >= MEMO_BYTES(p->m->nfuncs)) {
+		len = plan_key(p, fx, rows, mm->key);
 		hash = XXH3_64bits(mm->key, len);
 		slot = &mm->ps[hash % PLAN_SLOTS];
 		if (len == slot->len && hash == slot->hash &&
 		    !memcmp(mm->key, slot->key, len))
-			return mapped + slot->faults;
+			return slot->pages;
 	}
+	mapped = heap_plan(p, fx, rows, &pl);
 	/* Only the heap's counts need a start: a block's id, size and
 	 * mapping are written when it is allocated, before any read. */
 	h.n = 0;
@@ -2092,7 +2095,7 @@ static double heap_faults(const struct pt_cost_prep *p,
 			mm->key = t;
 			slot->len = len;
 			slot->hash = hash;
-			slot->faults = ceil(h.faults / PAGE_BYTES);
+			slot->pages = mapped + ceil(h.faults / PAGE_BYTES);
 		}
 	}
 	return mapped + ceil(h.faults / PAGE_BYTES);
