@@ -180,6 +180,11 @@ struct pt_features {
 	int *call_first;   /* per stage: its first call of another Func */
 	uint64_t *cmask;   /* per stage: words bits, the Funcs it calls */
 	struct fx_call *call;
+	/* per Func: the accesses that read it (kind PT_ACCESS_FUNC), as
+	 * (stage, access) pairs in model order, rdr[rdr_first[f] ..
+	 * rdr_first[f + 1] - 1] */
+	int *rdr_first;
+	int (*rdr)[2];
 	/* per schedule */
 	struct fx_func *fn;
 	uint64_t *inl;     /* bitset of inlined Funcs */
@@ -564,6 +569,40 @@ static void list_calls(struct pt_features *fx, int sidx)
 	fx->call_first[sidx + 1] = n;
 }
 
+/* fx->rdr_first, fx->rdr: each Func's readers (a counting sort of the
+ * accesses by the Func they read, stable). */
+static void list_readers(struct pt_features *fx)
+{
+	const struct pt_model *m = fx->m;
+	int s, a, f, n = 0;
+
+	for (s = 0; s < m->nstages; s++)
+		for (a = 0; a < m->stages[s].naccesses; a++) {
+			const struct pt_access *ac = &m->stages[s].accesses[a];
+
+			if (ac->kind == PT_ACCESS_FUNC && ac->producer >= 0 &&
+			    ac->producer < m->nfuncs)
+				fx->rdr_first[ac->producer + 1]++;
+		}
+	for (f = 0; f < m->nfuncs; f++)
+		fx->rdr_first[f + 1] += fx->rdr_first[f];
+	for (s = 0; s < m->nstages; s++)
+		for (a = 0; a < m->stages[s].naccesses; a++) {
+			const struct pt_access *ac = &m->stages[s].accesses[a];
+
+			if (ac->kind != PT_ACCESS_FUNC || ac->producer < 0 ||
+			    ac->producer >= m->nfuncs)
+				continue;
+			/* rdr_first[f] runs ahead as f's slots fill */
+			n = fx->rdr_first[ac->producer]++;
+			fx->rdr[n][0] = s;
+			fx->rdr[n][1] = a;
+		}
+	for (f = m->nfuncs; f > 0; f--)
+		fx->rdr_first[f] = fx->rdr_first[f - 1];
+	fx->rdr_first[0] = 0;
+}
+
 int pt_features_new(const struct pt_model *m, struct pt_features **out,
 		    struct pt_error *err)
 {
@@ -610,6 +649,8 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	fx->call_first = calloc((size_t)m->nstages + 1,
 				sizeof(*fx->call_first));
 	fx->call = calloc((size_t)nacc + 1, sizeof(*fx->call));
+	fx->rdr_first = calloc((size_t)m->nfuncs + 1, sizeof(*fx->rdr_first));
+	fx->rdr = calloc((size_t)nacc + 1, sizeof(*fx->rdr));
 	fx->cmask = calloc((size_t)m->nstages * fx->words + 1,
 			   sizeof(*fx->cmask));
 	fx->fn = calloc((size_t)m->nfuncs, sizeof(*fx->fn));
@@ -650,13 +691,14 @@ int pt_features_new(const struct pt_model *m, struct pt_features **out,
 	    !fx->sm ||
 	    !fx->rp || !fx->frev || !fx->rrev || !fx->rflag ||
 	    !fx->grp_first || !fx->grp || !fx->call_first || !fx->call ||
-	    !fx->cmask ||
+	    !fx->cmask || !fx->rdr_first || !fx->rdr ||
 	    pt_fp_acc_init(&fx->acc, fx->fp) ||
 	    pt_fp_acc_init(&fx->acc2, fx->fp) || grow_loops(fx, 256)) {
 		pt_features_free(fx);
 		return pt_error_set(err, PT_ENOMEM, "out of memory");
 	}
 	fx->vbytes = pt_model_vector_lanes(m, 8);
+	list_readers(fx);
 	for (i = 0; i < nnodes; i++) {
 		fx->nd[i] = pt_fp_node_ndims(fx->fp, i);
 		fx->nbytes[i] = pt_fp_node_bytes(fx->fp, i);
@@ -760,6 +802,8 @@ void pt_features_free(struct pt_features *fx)
 	free(fx->call_first);
 	free(fx->call);
 	free(fx->cmask);
+	free(fx->rdr_first);
+	free(fx->rdr);
 	free(fx->fn);
 	free(fx->inl);
 	free(fx->inl1);
@@ -1702,27 +1746,22 @@ static int vector_dim(const struct pt_features *fx, int s)
 static int vector_across(const struct pt_features *fx, int f, int d)
 {
 	const struct pt_model *m = fx->m;
-	int s, a, vd;
+	int s, i, vd;
 
 	if (vector_dim(fx, m->funcs[f].first_stage) == d)
 		return 1;
-	for (s = 0; s < m->nstages; s++) {
-		const struct pt_stage *st = &m->stages[s];
+	for (i = fx->rdr_first[f]; i < fx->rdr_first[f + 1]; i++) {
+		const struct pt_stage *st = &m->stages[fx->rdr[i][0]];
+		const struct pt_access *ac = &st->accesses[fx->rdr[i][1]];
+		const struct pt_coord *c;
 
-		if (st->func == f || fx->inl1[st->func] ||
+		s = fx->rdr[i][0];
+		if (st->func == f || fx->inl1[st->func] || d >= ac->ncoords ||
 		    (vd = vector_dim(fx, s)) < 0)
 			continue;
-		for (a = 0; a < st->naccesses; a++) {
-			const struct pt_access *ac = &st->accesses[a];
-			const struct pt_coord *c;
-
-			if (ac->kind != PT_ACCESS_FUNC || ac->producer != f ||
-			    d >= ac->ncoords)
-				continue;
-			c = &ac->coords[d];
-			if (!c->coef || c->coef[vd].num)
-				return 1;
-		}
+		c = &ac->coords[d];
+		if (!c->coef || c->coef[vd].num)
+			return 1;
 	}
 	return 0;
 }
