@@ -167,6 +167,7 @@ static void transcendental_cost(const char *op, int *reg, int *lane)
 #define INL_MAX 256   /* Funcs whose per-Func flags and speedups are kept
 		       * in arrays */
 #define WALK_BUDGET 4096   /* accesses visited per stage */
+#define WALK_SITE_MAX 32   /* consumer loops around a compute site walked */
 #define WALK_UNROLL_REGS 16
 #define LLVM_VEC_MIN 16    /* iterations of a loop LLVM vectorizes */
 #define LLVM_VEC_BYTES 32  /* the vectors it prefers on x86 */
@@ -840,6 +841,9 @@ struct walk {
 	const struct pt_feat_loop *site;
 	int nsite;
 	unsigned smask;
+	/* per loop of site: the costed stage's dim its region moves along
+	 * (the pure dim of the same index), or -1 (site_dims()) */
+	int sdim[WALK_SITE_MAX];
 };
 
 /* The lines a walk touches: up to SWEEP_MAX loops, each a byte step and
@@ -1001,6 +1005,27 @@ static double walk_rows(const struct walk *w, const struct cp_group *g,
 			rows *= (double)l[j].extent;
 		else if (rows <= STREAM_ROWS)
 			*run *= (double)l[j].extent;
+		else
+			break;
+	}
+	/* Out of the production, on through the consumer's loops around
+	 * the compute site while they move its region (along the pure dim
+	 * of the same index): successive productions go on down the rows
+	 * (harris' input_im computed for 2 rows of 16 columns inside a
+	 * loop down 1024 rows) or along them. A loop that does not move
+	 * it, or one along the rows past STREAM_ROWS rows, ends the walk. */
+	for (j = j < 0 && rows <= STREAM_ROWS && w->nsite <= WALK_SITE_MAX ?
+		     w->nsite - 1 : -1; j >= 0; j--) {
+		int d = w->sdim[j];
+
+		if (w->site[j].extent <= 1)
+			continue;
+		if (d < 0 || !(mask & (1u << d)))
+			break;
+		if (across & (1u << d))
+			rows *= (double)w->site[j].extent;
+		else if (rows <= STREAM_ROWS)
+			*run *= (double)w->site[j].extent;
 		else
 			break;
 	}
@@ -1320,6 +1345,30 @@ static unsigned site_mask(const struct walk *w, int c, int f, int depth)
 	return mask;
 }
 
+/* w->sdim for the loops of consumer stage c around stage s's compute
+ * site: a loop over a pure var moves s's region along s's pure dim of
+ * the same index (as partitions() takes it); a reduction loop, or one
+ * whose index s has no pure dim for, does not. */
+static void site_dims(struct walk *w, int c, int s)
+{
+	const struct pt_stage *cst = &w->m->stages[c];
+	const struct pt_stage *st = &w->m->stages[s];
+	int i, d;
+
+	for (i = 0; i < w->nsite && i < WALK_SITE_MAX; i++) {
+		const struct pt_dim *cd = &cst->dims[w->site[i].dim];
+
+		w->sdim[i] = -1;
+		for (d = 0; d < st->ndims && d < WALK_MAXDIMS && !cd->is_rvar;
+		     d++)
+			if (!st->dims[d].is_rvar &&
+			    st->dims[d].index == cd->index) {
+				w->sdim[i] = d;
+				break;
+			}
+	}
+}
+
 /* The loop of a stage the schedule leaves scalar that LLVM's loop
  * vectorizer (which Halide 14 leaves on) turns into vector code, or -1:
  * the innermost loop left in the code (loops of one iteration are not)
@@ -1401,6 +1450,7 @@ static void load_terms(const struct pt_cost_prep *p,
 
 			w.nsite = pos < ncl ? pos + 1 : 0;
 			w.smask = site_mask(&w, c, f, 0);
+			site_dims(&w, c, s);
 		}
 	}
 	if (i == w.nloops && w.nd <= WALK_MAXDIMS) {

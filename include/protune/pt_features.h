@@ -51,8 +51,9 @@
  * 3: the cost terms gained boundary_gathers (pt_cost.c), which moves
  * loads out of vector_loads; weights fitted before do not fit.
  * 4: a sliding window's bytes at realization are its folded storage.
- * 5: on AVX-512, a `guard` tail is one masked vector, not scalars. */
-#define PT_FEAT_VERSION 5
+ * 5: on AVX-512, a `guard` tail is one masked vector, not scalars.
+ * 6: strided_loads walks on through the loops around a compute site. */
+#define PT_FEAT_VERSION 6
 
 /* Schedule features, in the order of each stage's row. */
 enum pt_feat {

@@ -729,6 +729,67 @@ static double heap_term(int w, const char *f0, const char *f1, int t)
 	return text_terms(text, sched, terms) ? -1 : terms[t];
 }
 
+/* f0's own `strided_loads` (stage 0's share) in heap_model 1024 columns
+ * wide, f0 computed inside f1 at `site`, f1 tiled 16 columns by 2 rows in
+ * loop order `order` (innermost first), f2 at root; -1 on failure. */
+static double site_walk_strided(const char *site, const char *order)
+{
+	struct pt_model *m = NULL;
+	struct pt_features *fx = NULL;
+	struct pt_cost_prep *prep = NULL;
+	struct pt_sched *s = NULL;
+	double *rows = NULL, *per = NULL, terms[PT_TERM_COUNT], r = -1;
+	char text[2048], sched[512], hex[33];
+
+	snprintf(text, sizeof(text), heap_model, 1024, 1024, 1024, 1024, 1024,
+		 1024, 1024);
+	if (!PT_CHECK_INT(pt_model_parse(text, strlen(text), "t", &m, NULL),
+			  0))
+		return -1;
+	pt_hash_hex(m->key, hex);
+	snprintf(sched, sizeof(sched),
+		 "protune-schedule 1\nkey %s\nfunc f0 at f1 %s\nfunc f1 root\n"
+		 "  stage 0\n    split v0 v0o v0i 16 guard\n"
+		 "    split v1 v1o v1i 2 guard\n    reorder %s\n"
+		 "    vectorize v0i\nfunc f2 root\n", hex, site, order);
+	rows = calloc((size_t)m->nstages * PT_FEAT_COUNT, sizeof(*rows));
+	per = calloc((size_t)m->nstages * PT_TERM_COUNT, sizeof(*per));
+	if (PT_CHECK(rows && per) &&
+	    PT_CHECK_INT(pt_features_new(m, &fx, NULL), 0) &&
+	    PT_CHECK_INT(pt_sched_parse(sched, strlen(sched), "t", &s, NULL),
+			 0) &&
+	    PT_CHECK_INT(pt_sched_check(m, s, NULL), 0) &&
+	    PT_CHECK_INT(pt_features_compute(fx, s, rows, NULL), 0) &&
+	    PT_CHECK_INT(pt_cost_prep_new(m, fx, &prep, NULL), 0)) {
+		pt_cost_stage_terms(prep, fx, rows, terms, per);
+		r = per[PT_TERM_STRIDED_LOADS];
+	}
+	pt_cost_prep_free(prep);
+	pt_sched_free(s);
+	pt_features_free(fx);
+	free(per);
+	free(rows);
+	pt_model_free(m);
+	return r;
+}
+
+/* The walk of a Func computed inside a consumer goes on through the
+ * consumer's loops around the compute site: f0 (2 rows by 16 columns a
+ * production) inside f1's loop down the rows of a 16-column strip comes
+ * back to each row of the 4 MiB input only after 1024 rows, one restart
+ * per row of every production; inside f1's loop along the rows, the
+ * productions of a row continue its run, 64 times fewer restarts. Its
+ * own loops alone (2 rows) counted none. */
+PT_TEST(strided_site_walk)
+{
+	double down = site_walk_strided("v1o", "v0i v1i v1o v0o");
+	double along = site_walk_strided("v0o", "v0i v1i v0o v1o");
+
+	PT_CHECK(down > 0);
+	PT_CHECK(along > 0);
+	PT_CHECK(fabs(down / along - 64) < 1e-9);
+}
+
 static double heap_pages(int w, const char *f0, const char *f1)
 {
 	return heap_term(w, f0, f1, PT_TERM_PAGES);
@@ -1618,6 +1679,8 @@ PT_SUITE(cost,
 	   loads_hoisted_from_site },
 	 { "a walk across rows that stay in L1 restarts once",
 	   strided_reuse },
+	 { "the walk goes on through the loops around the compute site",
+	   strided_site_walk },
 	 { "partial coordinates are dense reads that vary",
 	   partial_reads_are_dense },
 	 { "clamped loads gather in a partitioned loop's boundary",
