@@ -716,8 +716,9 @@ static int coarse_hash(const struct ps_run *r, const struct pt_space_state *st,
 		*out = hash1_state(r, st);
 		return 0;
 	}
-	/* Only the search's thread hashes: its work area's schedule. */
-	if ((ret = pt_space_sched_scratch(r->sp, st, r->th[0].w, &s)))
+	/* Only the search's thread hashes: its work area's schedule, the
+	 * coarse one (all hash2_func() reads). */
+	if ((ret = pt_space_sched_coarse(r->sp, st, r->th[0].w, &s)))
 		return ret;
 	*out = hash2_sched(r, st, s, pt_space_scratch_revs(r->th[0].w),
 			   &r->th[0].h2m[1]);

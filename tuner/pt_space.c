@@ -302,6 +302,7 @@ struct pt_space_work {
 	 * of the state being built, as lists, ohead, onext: of `last`. */
 	struct pt_space_state *last;
 	int built;
+	int coarse;           /* the schedule is pt_space_sched_coarse()'s */
 	int *hhead, *hnext, *ohead, *onext;
 	/* per Func, the revision of its entry (pt_space_scratch_revs()),
 	 * from the counter `revs`, which w keeps for its whole life */
@@ -3581,6 +3582,7 @@ int pt_space_guided_complete(const struct pt_space *sp,
 struct sbuild {
 	struct pt_space_work *w;  /* NULL: a new schedule */
 	int s;                    /* the stage being built */
+	int coarse;               /* pt_space_sched_coarse()'s entries */
 };
 
 /* A name for the schedule: a copy, or the space's own string. */
@@ -3734,6 +3736,39 @@ static int unroll_level(const struct pt_space *sp,
 	return 1;
 }
 
+/* pt_space_sched_coarse()'s directives of stage sb->s, whose nest is
+ * loops and ni: its splits (factors and names, no tails), then its parallel
+ * loops (those not vectorized), outermost first, as stage_dirs() orders
+ * them. */
+static int coarse_dirs(const struct pt_space *sp, struct sbuild *sb,
+		       const struct sp_loop *loops, const struct ninfo *ni,
+		       int room, struct pt_sched_stage *out)
+{
+	const struct sp_stage *sg = &sp->sg[sb->s];
+	struct pt_directive *dr;
+	int p, k, i;
+
+	for (p = 0; p < sg->npure; p++)
+		for (k = 1; k <= ni->nsplit[p]; k++) {
+			if (!(dr = dir_new(sb, out, room)))
+				return PT_ENOMEM;
+			dr->kind = PT_DIR_SPLIT;
+			dr->factor = ni->pfac[p][k - 1];
+			dr->dim = bname(sb, sg->name[p][k - 1][0]);
+			dr->outer = bname(sb, sg->name[p][k][0]);
+			dr->inner = bname(sb, sg->name[p][k][1]);
+		}
+	for (i = 0; i < ni->n; i++) {
+		if (loops[i].vec || !loops[i].par)
+			continue;
+		if (!(dr = dir_new(sb, out, room)))
+			return PT_ENOMEM;
+		dr->kind = PT_DIR_PARALLEL;
+		dr->dim = bname(sb, loop_name(sp, sb->s, &loops[i]));
+	}
+	return 0;
+}
+
 static int stage_dirs(const struct pt_space *sp,
 		      const struct pt_space_state *st, struct sbuild *sb,
 		      int s, struct sp_loop *loops, struct pt_sched_stage *out)
@@ -3752,6 +3787,8 @@ static int stage_dirs(const struct pt_space *sp,
 	room = 1 + ni.n;
 	for (p = 0; p < np; p++)
 		room += ni.nsplit[p];
+	if (sb->coarse)
+		return coarse_dirs(sp, sb, loops, &ni, room, out);
 	for (p = 0; p < np; p++) {
 		int64_t e = ms->dims[sg->pure[p]].extent;
 
@@ -3913,7 +3950,7 @@ int pt_space_compute(const struct pt_space *sp,
 int pt_space_sched(const struct pt_space *sp, const struct pt_space_state *st,
 		   struct pt_sched **out)
 {
-	struct sbuild sb = { NULL, 0 };
+	struct sbuild sb = { NULL, 0, 0 };
 	struct pt_sched *s;
 	struct sp_loop *loops;
 	int ret = PT_ENOMEM;
@@ -3970,12 +4007,13 @@ static void swap_lists(int **a, int **b)
  * block, its stages' blocks, its site's last stage's block, and the Funcs
  * computed at it with their granularity and level (which keep its
  * innermost tile from being unrolled; hosts() lists them, w->hhead for
- * st, w->ohead for last). The space itself is fixed for w. The two
- * states are compared in place: copying those bytes into a key first
- * cost 1% more of a beam's instructions. */
+ * st, w->ohead for last; not for a coarse entry, which has no unrolls).
+ * The space itself is fixed for w. The two states are compared in place:
+ * copying those bytes into a key first cost 1% more of a beam's
+ * instructions. */
 static int func_same(const struct pt_space *sp,
 		     const struct pt_space_state *st,
-		     const struct pt_space_work *w, int f)
+		     const struct pt_space_work *w, int f, int coarse)
 {
 	const struct sp_func *fn = &sp->fn[f];
 	const struct pt_space_state *last = w->last;
@@ -3995,6 +4033,8 @@ static int func_same(const struct pt_space *sp,
 			   sblk_size(sp->sg[i].npure)))
 			return 0;
 	}
+	if (coarse)
+		return 1;
 	for (h = w->hhead[f], g = w->ohead[f]; h >= 0 && g >= 0;
 	     h = w->hnext[h], g = w->onext[g]) {
 		const struct st_func *hb = fblk(sp, st, h), *gb = fblk(sp, last, g);
@@ -4070,25 +4110,32 @@ static void scratch_free(struct pt_space_work *w)
 	w->built = 0;
 }
 
-int pt_space_sched_scratch(const struct pt_space *sp,
-			   const struct pt_space_state *st,
-			   struct pt_space_work *w, const struct pt_sched **out)
+/* pt_space_sched_scratch() or, coarse, pt_space_sched_coarse(). A call
+ * of one after the other rebuilds every Func. */
+static int scratch_build(const struct pt_space *sp,
+			 const struct pt_space_state *st,
+			 struct pt_space_work *w, int coarse,
+			 const struct pt_sched **out)
 {
-	struct sbuild sb = { w, 0 };
+	struct sbuild sb = { w, 0, coarse };
 	struct pt_sched *s;
 	int f, i, ret;
 
 	*out = NULL;
 	if (!w->sched && (ret = scratch_new(sp, w)))
 		return ret;
+	if (w->coarse != coarse)
+		w->built = 0;
+	w->coarse = coarse;
 	s = w->sched;
 	memcpy(s->key, sp->m->key, sizeof(s->key));
-	hosts(sp, st, w);
+	if (!coarse)
+		hosts(sp, st, w);
 	for (f = 0; f < s->nfuncs; f++) {
 		struct pt_sched_func *sf = &s->funcs[f];
 
 		/* Built from the same bytes of a state: the same entry. */
-		if (w->built && func_same(sp, st, w, f))
+		if (w->built && func_same(sp, st, w, f, coarse))
 			continue;
 		sf->compute = PT_COMPUTE_ROOT;
 		sf->compute_at.func = sf->store_at.func = 0;
@@ -4104,11 +4151,27 @@ int pt_space_sched_scratch(const struct pt_space *sp,
 		}
 	}
 	memcpy(w->last, st, sp->size);
-	swap_lists(&w->hhead, &w->ohead);
-	swap_lists(&w->hnext, &w->onext);
+	if (!coarse) {
+		swap_lists(&w->hhead, &w->ohead);
+		swap_lists(&w->hnext, &w->onext);
+	}
 	w->built = 1;
 	*out = s;
 	return 0;
+}
+
+int pt_space_sched_scratch(const struct pt_space *sp,
+			   const struct pt_space_state *st,
+			   struct pt_space_work *w, const struct pt_sched **out)
+{
+	return scratch_build(sp, st, w, 0, out);
+}
+
+int pt_space_sched_coarse(const struct pt_space *sp,
+			  const struct pt_space_state *st,
+			  struct pt_space_work *w, const struct pt_sched **out)
+{
+	return scratch_build(sp, st, w, 1, out);
 }
 
 const uint64_t *pt_space_scratch_revs(const struct pt_space_work *w)

@@ -249,6 +249,11 @@ struct fix {
 	/* the last scratch schedule (a copy) and its revisions */
 	struct pt_sched *prev;
 	uint64_t rev[64];
+	/* the same for coarse schedules, built with cw (made when first
+	 * wanted) */
+	struct pt_space_work *cw;
+	struct pt_sched *cprev;
+	uint64_t crev[64];
 };
 
 static int setup_model(struct fix *x, struct pt_model *m, unsigned prune)
@@ -283,7 +288,9 @@ static void teardown(struct fix *x)
 	free(x->root);
 	free(x->st);
 	pt_sched_free(x->prev);
+	pt_sched_free(x->cprev);
 	pt_space_work_free(x->w);
+	pt_space_work_free(x->cw);
 	pt_space_free(x->sp);
 	pt_model_free(x->m);
 }
@@ -337,22 +344,89 @@ static int same_entry(const struct pt_sched *a, const struct pt_sched *b,
 	return 1;
 }
 
-/* pt_space_scratch_revs() after a scratch schedule t: every revision set,
- * and a Func whose revision is the one it had at the last scratch
- * schedule has the entry it had then. Keeps a copy of t for the next. */
-static int revs_hold(struct fix *x, const struct pt_sched *t)
+/* pt_space_scratch_revs(w) after a scratch schedule t: every revision
+ * set, and a Func whose revision is the one it had at the last scratch
+ * schedule (*prev, with revisions last[]) has the entry it had then.
+ * Keeps a copy of t and its revisions for the next. */
+static int revs_hold_in(const struct pt_space_work *w, struct pt_sched **prev,
+			uint64_t *last, const struct pt_sched *t)
 {
-	const uint64_t *rev = pt_space_scratch_revs(x->w);
+	const uint64_t *rev = pt_space_scratch_revs(w);
 	int f, ok = rev && t->nfuncs <= 64;
 
 	for (f = 0; ok && f < t->nfuncs; f++)
-		ok = rev[f] && (!x->prev || rev[f] != x->rev[f] ||
-				same_entry(x->prev, t, f));
-	pt_sched_free(x->prev);
-	x->prev = pt_sched_copy(t);
+		ok = rev[f] && (!*prev || rev[f] != last[f] ||
+				same_entry(*prev, t, f));
+	pt_sched_free(*prev);
+	*prev = pt_sched_copy(t);
 	for (f = 0; ok && f < t->nfuncs; f++)
-		x->rev[f] = rev[f];
-	return ok && x->prev;
+		last[f] = rev[f];
+	return ok && *prev;
+}
+
+static int revs_hold(struct fix *x, const struct pt_sched *t)
+{
+	return revs_hold_in(x->w, &x->prev, x->rev, t);
+}
+
+/* Is stage entry c what pt_space_sched_coarse() makes of the full one,
+ * u: u's splits, then its parallel directives, in u's order? */
+static int coarse_stage(const struct pt_sched_stage *u,
+			const struct pt_sched_stage *c)
+{
+	int k, n = 0;
+
+	for (k = 0; k < u->ndirs; k++) {
+		const struct pt_directive *d = &u->dirs[k], *e;
+
+		if (d->kind != PT_DIR_SPLIT && d->kind != PT_DIR_PARALLEL)
+			continue;
+		if (n >= c->ndirs)
+			return 0;
+		e = &c->dirs[n++];
+		if (d->kind != e->kind || !same_str(d->dim, e->dim) ||
+		    e->order.nr)
+			return 0;
+		if (d->kind == PT_DIR_SPLIT &&
+		    (d->factor != e->factor || !same_str(d->outer, e->outer) ||
+		     !same_str(d->inner, e->inner)))
+			return 0;
+	}
+	return n == c->ndirs;
+}
+
+/* Is st's coarse schedule (built with x->cw, its revisions holding) s's
+ * sites, splits and parallel loops? */
+static int same_as_coarse(struct fix *x, const struct pt_space_state *st,
+			  const struct pt_sched *s)
+{
+	const struct pt_sched *c = NULL;
+	int f, i;
+
+	if (!x->cw && !(x->cw = pt_space_work_new(x->sp)))
+		return 0;
+	if (pt_space_sched_coarse(x->sp, st, x->cw, &c) || !c ||
+	    c->nfuncs != s->nfuncs ||
+	    !revs_hold_in(x->cw, &x->cprev, x->crev, c))
+		return 0;
+	for (f = 0; f < s->nfuncs; f++) {
+		const struct pt_sched_func *p = &s->funcs[f], *q = &c->funcs[f];
+
+		if (p->compute != q->compute || p->nstages != q->nstages)
+			return 0;
+		if (p->compute == PT_COMPUTE_AT &&
+		    (p->compute_at.func != q->compute_at.func ||
+		     !same_str(p->compute_at.loop, q->compute_at.loop) ||
+		     p->store_root != q->store_root ||
+		     (!p->store_root &&
+		      (p->store_at.func != q->store_at.func ||
+		       !same_str(p->store_at.loop, q->store_at.loop)))))
+			return 0;
+		for (i = 0; i < p->nstages; i++)
+			if (!coarse_stage(&p->stages[i], &q->stages[i]))
+				return 0;
+	}
+	return 1;
 }
 
 /* Does w's scratch schedule of st (and a copy of it) print as s does? */
@@ -404,6 +478,7 @@ static struct pt_sched *checked(struct fix *x, const struct pt_space_state *st)
 	if (!PT_CHECK(pt_space_sched(x->sp, st, &s) == 0))
 		return NULL;
 	PT_CHECK(same_as_scratch(x, st, s));
+	PT_CHECK(same_as_coarse(x, st, s));
 	PT_CHECK(same_compute(x, st, s));
 	if (!PT_CHECK(pt_sched_check(x->m, s, &err) == 0)) {
 		struct pt_strbuf sb = PT_STRBUF_INIT;
