@@ -1308,34 +1308,27 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 		     int decided, const uint64_t *rev, struct pt_error *err)
 {
 	const struct pt_model *m = fx->m;
-	int f, i, need = 0, ret, first = 0;
+	int f, i, ret, first = 0;
 
 	if (s->nfuncs != m->nfuncs)
 		return pt_error_set(err, PT_EMISMATCH,
 				    "the schedule has %d Funcs, the model %d",
 				    s->nfuncs, m->nfuncs);
-	memset(fx->inl, 0, (size_t)fx->words * sizeof(*fx->inl));
 	for (f = 0; f < m->nfuncs; f++) {
 		const struct pt_sched_func *sf = &s->funcs[f];
 
 		if (sf->nstages > m->funcs[f].nstages || sf->nstages < 0)
 			return fx_fail(err, m, f, "too many stages");
-		fx->inl1[f] = sf->compute == PT_COMPUTE_INLINE &&
-			m->funcs[f].nstages == 1;
-		if (fx->inl1[f])
-			fx->inl[f >> 6] |= UINT64_C(1) << (f & 63);
-		for (i = 0; i < m->funcs[f].nstages; i++) {
-			need += m->stages[m->funcs[f].first_stage + i].ndims;
-			if (i < sf->nstages)
-				need += sf->stages[i].ndirs;
-		}
 	}
-	if ((ret = grow_loops(fx, need + 1)))
-		return pt_error_set(err, ret, "out of memory");
+	memset(fx->inl, 0, (size_t)fx->words * sizeof(*fx->inl));
 	for (f = 0; f < m->nfuncs; f++) {
 		/* The same entry as at the last replay: its loops again. */
 		int same = rev && rev[f] && fx->frev[f] == rev[f], kept = 1;
 
+		fx->inl1[f] = s->funcs[f].compute == PT_COMPUTE_INLINE &&
+			m->funcs[f].nstages == 1;
+		if (fx->inl1[f])
+			fx->inl[f >> 6] |= UINT64_C(1) << (f & 63);
 		fx->fn[f].again = same && !fx->inl1[f] && f >= decided;
 
 		for (i = 0; i < m->funcs[f].nstages; i++) {
@@ -1353,6 +1346,13 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 				kept = 0;
 				continue;
 			}
+			/* The loops grow as they are placed: summing every
+			 * stage's dims and directives first was 1% of a
+			 * beam. */
+			if ((ret = grow_loops(fx, first + m->stages[sidx].ndims +
+					      nd + 1)))
+				return pt_error_set(err, ret,
+						    "out of memory");
 			if (same) {
 				replay_again(fx, sidx, first);
 			} else {
@@ -1367,6 +1367,8 @@ static int structure(struct pt_features *fx, const struct pt_sched *s,
 		if (rev && !same && kept)
 			fx->frev[f] = rev[f];
 	}
+	if ((ret = grow_loops(fx, first + 1)))
+		return pt_error_set(err, ret, "out of memory");
 	for (i = 0; i < first + 1; i++) {
 		fx->head[i] = -1;
 		fx->direct[i] = 0;
