@@ -1618,14 +1618,15 @@ static int regions_changed(const struct pt_features *fx, int first,
 }
 
 /* Record what regions() just computed the regions for (revisions `rev`,
- * NULL: unknown). */
+ * NULL: unknown), the Funcs at and below `top` (regions_changed(): those
+ * above have theirs recorded already). */
 static void regions_done(struct pt_features *fx, int first,
-			 const uint64_t *rev)
+			 const uint64_t *rev, int top)
 {
 	int f;
 
 	fx->rvalid = rev != NULL;
-	for (f = 0; rev && f < fx->nfuncs; f++) {
+	for (f = 0; rev && f <= top; f++) {
 		fx->rrev[f] = rev[f];
 		fx->rflag[f] = reg_flags(fx, f, first);
 	}
@@ -2570,7 +2571,7 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 	top = regions_changed(fx, first, rev);
 	fx->top = top;
 	regions(fx, first, top);
-	regions_done(fx, first, rev);
+	regions_done(fx, first, rev, top);
 	working_sets(fx);
 	/* The rows of inlined Funcs are sums, zeroed first; those of the
 	 * Funcs not decided yet are 0. stage_row() writes the others whole:
