@@ -2592,14 +2592,16 @@ int pt_features_compute_rev(struct pt_features *fx, const struct pt_sched *s,
 	fx->serial++;
 	fx->sgen = fx->rset[fx->rcur].gen;
 	memset(fx->copies, 0, (size_t)m->nfuncs * sizeof(*fx->copies));
-	for (k = 0; k < m->nstages; k++)
-		if (m->stages[k].func >= first &&
-		    !fx->inl1[m->stages[k].func])
+	/* The stages of Funcs at and above `first`: a model's stages are
+	 * in the order of their Funcs (pt_model_validate()). */
+	for (k = first < m->nfuncs ? m->funcs[first].first_stage :
+		     m->nstages; k < m->nstages; k++)
+		if (!fx->inl1[m->stages[k].func])
 			inlined_counts(fx, k, out);
-	for (f = 0; f < m->nfuncs; f++) {
+	for (f = first; f < m->nfuncs; f++) {
 		double *o;
 
-		if (!fx->inl1[f] || f < first)
+		if (!fx->inl1[f])
 			continue;
 		o = &out[(size_t)m->funcs[f].first_stage * PT_FEAT_COUNT];
 		o[PT_FEAT_POINTS_MINIMUM] =
