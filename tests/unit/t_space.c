@@ -300,6 +300,21 @@ static int same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* Do two entries have the same compute and store sites and stages? */
+static int same_site(const struct pt_sched_func *p,
+		     const struct pt_sched_func *q)
+{
+	if (p->compute != q->compute || p->nstages != q->nstages)
+		return 0;
+	return p->compute != PT_COMPUTE_AT ||
+		(p->compute_at.func == q->compute_at.func &&
+		 same_str(p->compute_at.loop, q->compute_at.loop) &&
+		 p->store_root == q->store_root &&
+		 (p->store_root || (p->store_at.func == q->store_at.func &&
+				    same_str(p->store_at.loop,
+					     q->store_at.loop))));
+}
+
 /* Are Func f's entries in a and b the same? */
 static int same_entry(const struct pt_sched *a, const struct pt_sched *b,
 		      int f)
@@ -308,15 +323,7 @@ static int same_entry(const struct pt_sched *a, const struct pt_sched *b,
 	int i, k;
 	size_t o;
 
-	if (p->compute != q->compute || p->nstages != q->nstages)
-		return 0;
-	if (p->compute == PT_COMPUTE_AT &&
-	    (p->compute_at.func != q->compute_at.func ||
-	     !same_str(p->compute_at.loop, q->compute_at.loop) ||
-	     p->store_root != q->store_root ||
-	     (!p->store_root && (p->store_at.func != q->store_at.func ||
-				 !same_str(p->store_at.loop,
-					   q->store_at.loop)))))
+	if (!same_site(p, q))
 		return 0;
 	for (i = 0; i < p->nstages; i++) {
 		const struct pt_sched_stage *u = &p->stages[i];
@@ -412,15 +419,7 @@ static int same_as_coarse(struct fix *x, const struct pt_space_state *st,
 	for (f = 0; f < s->nfuncs; f++) {
 		const struct pt_sched_func *p = &s->funcs[f], *q = &c->funcs[f];
 
-		if (p->compute != q->compute || p->nstages != q->nstages)
-			return 0;
-		if (p->compute == PT_COMPUTE_AT &&
-		    (p->compute_at.func != q->compute_at.func ||
-		     !same_str(p->compute_at.loop, q->compute_at.loop) ||
-		     p->store_root != q->store_root ||
-		     (!p->store_root &&
-		      (p->store_at.func != q->store_at.func ||
-		       !same_str(p->store_at.loop, q->store_at.loop)))))
+		if (!same_site(p, q))
 			return 0;
 		for (i = 0; i < p->nstages; i++)
 			if (!coarse_stage(&p->stages[i], &q->stages[i]))
