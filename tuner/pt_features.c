@@ -90,6 +90,9 @@ struct fx_func {
 	 * Func's (site_at()); 0: none */
 	uint64_t site_rev[2][2];
 	int site_pos[2];
+	/* regions(): the call that last found a Func at or below its `top`
+	 * asking for a region at one of this Func's loops */
+	uint64_t wanted;
 };
 
 struct fx_req {
@@ -221,6 +224,7 @@ struct pt_features {
 	uint64_t *rrev;
 	unsigned char *rflag;
 	int rvalid;
+	uint64_t rcalls;      /* regions() calls, for fx_func.wanted */
 	/* schedules featurized to the end, and the inlined set (its gen) of
 	 * the last */
 	uint64_t serial, sgen;
@@ -1670,6 +1674,7 @@ static void regions(struct pt_features *fx, int first, int top)
 	int f, j, p, k;
 
 	root_run(fx);
+	fx->rcalls++;
 	for (f = 0; f <= top; f++) {
 		struct fx_func *fn = &fx->fn[f];
 
@@ -1678,6 +1683,14 @@ static void regions(struct pt_features *fx, int first, int top)
 		/* at root; a site's run below overrides them */
 		fn->rc = fn->rs = fn->rt = fn->rroot;
 		fn->prod = fn->real = fn->outer_par = 1;
+		/* the Funcs whose loops the sites below are looked for in:
+		 * those above `top` without such a site have nothing to run */
+		if (fn->cj >= 0)
+			fx->fn[fn->cj].wanted = fx->rcalls;
+		if (fn->sj >= 0)
+			fx->fn[fn->sj].wanted = fx->rcalls;
+		if (fn->tj >= 0)
+			fx->fn[fn->tj].wanted = fx->rcalls;
 	}
 	for (j = fx->nfuncs - 1; j >= first; j--) {
 		const struct fx_stage *js;
@@ -1689,6 +1702,8 @@ static void regions(struct pt_features *fx, int first, int top)
 		for (k = 0; k < m->funcs[j].nstages; k++)
 			stage_extents(fx, j, m->funcs[j].first_stage + k,
 				      top);
+		if (j > top && fx->fn[j].wanted != fx->rcalls)
+			continue;
 		js = &fx->st[fx->last[j]];
 		l = &fx->loops[js->first];
 		for (p = 0; p < js->nloops; p++) {
