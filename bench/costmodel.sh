@@ -15,7 +15,9 @@
 #    shipped model, fitted on the first machine's, ranks them
 #    (costmodel-amd-shipped.tsv, `protune train --score`); and for a
 #    third (tuner/train-spr: an Intel Xeon, Sapphire Rapids) into
-#    costmodel-spr.tsv and costmodel-spr-shipped.tsv.
+#    costmodel-spr.tsv and costmodel-spr-shipped.tsv, and a fourth
+#    (tuner/train-zen4: an AMD EPYC, Zen 4) into costmodel-zen4.tsv and
+#    costmodel-zen4-shipped.tsv.
 # 2. Speed: random complete schedules drawn from the space, turned into
 #    schedules, featurized and costed, per second on one thread, for the
 #    stencil chain and local Laplacian: bench/out/costmodel-speed.tsv.
@@ -50,7 +52,7 @@ protune train --data "$data" --trees "${COSTMODEL_TREES:-0}" \
 	--eval "$out/costmodel.tsv"
 
 # The other machines' data: held out, and ranked by the shipped model.
-for m in amd spr; do
+for m in amd spr zen4; do
 	d=$PT_SRCDIR/tuner/train-$m
 	[ -z "${1:-}" ] && [ -s "$d/samples.tsv" ] || continue
 	echo "protune cost model, machine $m: $(wc -l <"$d/samples.tsv") samples in $d"
