@@ -173,6 +173,12 @@ static void transcendental_cost(const char *op, int *reg, int *lane)
 #define LLVM_VEC_BYTES 32  /* the vectors it prefers on x86 */
 #define STREAM_ROWS 32     /* streams an L2 streamer follows at once
 			    * (Intel: 32, one per 4 KiB page) */
+#define BURST_BYTES 256.0  /* a run along a row shorter than this (4
+			    * lines) before the walk turns to another row
+			    * is a short burst (burst_restarts()) */
+#define BURST_STREAMS 16.0 /* rows a production's reads can interleave in
+			    * short bursts before the prefetchers lose
+			    * track of them */
 
 /* How one coordinate of an access moves with the loop dims of the stage
  * being costed: coef[d] per dim of that stage, plus, not affinely, with
@@ -219,6 +225,7 @@ struct cp_coord {
 struct cp_group {
 	double cnt;           /* their counts, summed in order */
 	double far;           /* an input's miss() against L2 */
+	double in_bytes;      /* an input's estimated size */
 	int n;                /* coordinates followed (<= WALK_MAXDIMS) */
 	int co;               /* the first in prep->co and prep->root */
 	int func;             /* reads (or stores) a Func; else an input */
@@ -510,6 +517,7 @@ static void prep_groups(struct pt_cost_prep *p, int s, int *ngrp, int *nco,
 						ip->est_extent[d] > 0 ?
 						ip->est_extent[d] : 1);
 			g->far = miss(far, L2_BYTES);
+			g->in_bytes = far;
 		}
 		if (g->bytes <= 0)
 			g->bytes = 1;
@@ -821,6 +829,10 @@ struct walk {
 	/* prefetch streams restarted (per vector, or per scalar point) on
 	 * data too large for L2: see walk_leaf() */
 	double jl;
+	/* the rows the production's reads interleave in short bursts, and
+	 * the bursts (per vector): see burst_restarts() */
+	double b_rows, b_runs;
+	double nvs;           /* the stage's vectors and scalars */
 	/* per Func (NULL, or indices >= INL_MAX: none): its buffer lives
 	 * in registers inside the costed stage (promoted()) */
 	const unsigned char *reg;
@@ -973,9 +985,29 @@ static double leaf_far(const struct walk *w, const struct cp_group *g)
  * once per pass of that loop, not at every step: *reuse is the product
  * of those loops' extents (worked out only for a walk past STREAM_ROWS
  * rows). Returns the rows; *run is the run along each. */
+/* How a walk interleaves rows: the run along a row it makes before it
+ * first turns across rows (in vectors, or points without a vector loop;
+ * 0: it never turns), and the rows it has turned across when a loop
+ * along the rows last brings it back to them (1: it never comes back,
+ * a walk down the rows). */
+struct burst {
+	double run, rows;
+};
+
+/* One more loop of the walk: across the rows or along them, with the
+ * walk's `rows` and `run` before it. */
+static void burst_step(struct burst *b, int is_across, double rows,
+		       double run)
+{
+	if (is_across && b->run == 0)
+		b->run = run;
+	if (!is_across && b->run > 0)
+		b->rows = rows;
+}
+
 static double walk_rows(const struct walk *w, const struct cp_group *g,
 			const struct dep *dep, unsigned mask, unsigned across,
-			double *run, double *reuse)
+			double *run, double *reuse, struct burst *bu)
 {
 	const struct pt_feat_loop *l = w->loops;
 	struct sweep sw;
@@ -984,6 +1016,8 @@ static double walk_rows(const struct walk *w, const struct cp_group *g,
 	int64_t rx[SWEEP_MAX];
 
 	*run = *reuse = 1;
+	bu->run = 0;
+	bu->rows = 1;
 	if (w->vec >= 0 && (across & (1u << l[w->vec].dim)))
 		rows = (double)l[w->vec].extent;
 	sweep_init(w, g, &sw);
@@ -1001,6 +1035,9 @@ static double walk_rows(const struct walk *w, const struct cp_group *g,
 		}
 		dep_seen = 1;
 		sweep_add(&sw, dep, &l[j]);
+		if (rows <= STREAM_ROWS)
+			burst_step(bu, !!(across & (1u << l[j].dim)), rows,
+				   *run);
 		if (across & (1u << l[j].dim))
 			rows *= (double)l[j].extent;
 		else if (rows <= STREAM_ROWS)
@@ -1022,6 +1059,8 @@ static double walk_rows(const struct walk *w, const struct cp_group *g,
 			continue;
 		if (d < 0 || !(mask & (1u << d)))
 			break;
+		if (rows <= STREAM_ROWS)
+			burst_step(bu, !!(across & (1u << d)), rows, *run);
 		if (across & (1u << d))
 			rows *= (double)w->site[j].extent;
 		else if (rows <= STREAM_ROWS)
@@ -1137,6 +1176,59 @@ static void partitions(struct walk *w, int s)
 	}
 }
 
+/* Short bursts (burst_restarts()) of a read of group g made `execs`
+ * times a vector, whose walk turned across rows as `bu` says. A
+ * coordinate other than the first that is not affine (a plane picked by
+ * a value: local_laplacian's pyramid level `li`) picks a row of a run
+ * that goes on along the first: the bursts are those of the walk with
+ * that coordinate held. Weighted by how far the data lives and by the
+ * share of the reads that touch their bytes for the first time (bytes
+ * of the buffer over bytes read, at most 1): a buffer read many times
+ * over (conv_layer's input, once per output channel) is mostly read
+ * from cache. */
+static void bursts(struct walk *w, const struct cp_group *g,
+		   const struct dep *dep, struct burst *bu, double execs)
+{
+	const struct pt_feat_loop *l = w->loops;
+	double far, buf, read, first = 1, V;
+	int k, held = 0;
+
+	if (w->vec < 0 || dep[0].any || (far = leaf_far(w, g)) <= 0)
+		return;
+	for (k = 1; k < g->n; k++)
+		held |= dep[k].any;
+	if (held) {
+		struct dep sd[WALK_MAXDIMS];
+		unsigned sm, sa;
+		double run, reuse;
+
+		for (k = 0; k < g->n; k++) {
+			sd[k] = dep[k];
+			if (k && dep[k].any)
+				memset(&sd[k], 0, sizeof(sd[k]));
+		}
+		dep_masks(sd, g->n, w->nd, &sm, &sa);
+		walk_rows(w, g, sd, sm, sa, &run, &reuse, bu);
+	}
+	V = (double)l[w->vec].extent;
+	if (g->func) {
+		const double *r = &w->rows[(size_t)w->m->funcs[g->producer]
+					   .first_stage * PT_FEAT_COUNT];
+
+		buf = r[PT_FEAT_BYTES_AT_REALIZATION] *
+			(r[PT_FEAT_NUM_REALIZATIONS] > 1 ?
+			 r[PT_FEAT_NUM_REALIZATIONS] : 1);
+	} else {
+		buf = g->in_bytes;
+	}
+	read = w->nvs * execs * V * g->bytes;
+	if (read > buf)
+		first = buf / read;
+	w->b_rows += bu->rows * far * first;
+	if (bu->rows > 1 && bu->run * V * g->bytes < BURST_BYTES)
+		w->b_runs += far * first * execs / bu->run;
+}
+
 /* One load or store, group g's: count `cnt` per point of the stage,
  * g->bytes per element, coordinates `dep`, which move with the loop dims
  * in `mask` and across rows (dep_masks()) with those in `across`.
@@ -1156,6 +1248,7 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 {
 	const struct pt_feat_loop *l = w->loops;
 	double amort = 1, unr = 1, cost, run, rows, reuse, far;
+	struct burst bu;
 	int i, k, cls, n = g->n;
 
 	for (i = (w->vec >= 0 ? w->vec : w->nloops) - 1; i >= 0; i--) {
@@ -1182,7 +1275,9 @@ static void walk_leaf(struct walk *w, const struct cp_group *g,
 			break;
 		amort *= (double)(c->extent > 1 ? c->extent : 1);
 	}
-	rows = walk_rows(w, g, dep, mask, across, &run, &reuse);
+	rows = walk_rows(w, g, dep, mask, across, &run, &reuse, &bu);
+	if (!g->store)
+		bursts(w, g, dep, &bu, cnt / amort);
 	if (rows > STREAM_ROWS && (far = leaf_far(w, g)) > 0)
 		w->jl += far * cnt / amort / run / reuse;
 	if (g->store) {
@@ -1408,6 +1503,21 @@ static int llvm_vector_loop(const struct pt_cost_prep *p,
 	return *vf > 1 && (double)l[n - 1].extent >= *vf ? n - 1 : -1;
 }
 
+/* Stream restarts from short bursts. A production that reads its rows a
+ * few lines at a time, turning from row to row (local_laplacian's
+ * out_pyr_0 computed 32 columns by 4 rows at a time), keeps as many
+ * prefetch streams going as the rows its reads interleave, summed over
+ * its reads (`rows`, weighted as in bursts()). Beyond BURST_STREAMS the
+ * prefetchers cannot follow them all, and that share of the bursts
+ * (`runs`) starts its stream again, waiting on memory as strided_loads'
+ * restarts do. Measured on out_pyr_0 (doc/cost-model.md): 38 ms a run
+ * in productions of 32 columns by 1 row, 70 by 2 rows, 118 by 4 rows, 48
+ * by 4 rows of 128 columns. */
+static double burst_restarts(double rows, double runs)
+{
+	return rows > BURST_STREAMS ? runs * (rows - BURST_STREAMS) / rows : 0;
+}
+
 /* The load and store terms of non-inlined stage s, scaled by its vectors
  * nv, scalars ns and parallel speedup; `av`: the loop LLVM vectorizes
  * (llvm_vector_loop()), or -1 for the schedule's own vector loop, if
@@ -1432,6 +1542,7 @@ static void load_terms(const struct pt_cost_prep *p,
 	w.reg = reg;
 	w.first = first;
 	w.budget = WALK_BUDGET;
+	w.nvs = nv + ns;
 	w.nloops = pt_features_loops(fx, s, &w.loops);
 	w.vec = av;
 	for (i = 0; i < w.nloops && av < 0; i++)
@@ -1462,7 +1573,7 @@ static void load_terms(const struct pt_cost_prep *p,
 	    w.budget <= 0) {
 		w.vl = r[PT_FEAT_VECTOR_LOADS_PER_VECTOR];
 		w.ga = r[PT_FEAT_SCALAR_LOADS_PER_VECTOR];
-		w.bc = w.us = w.tail = w.jl = w.bg = 0;
+		w.bc = w.us = w.tail = w.jl = w.bg = w.b_runs = 0;
 		w.sl = r[PT_FEAT_SCALAR_LOADS_PER_SCALAR];
 	}
 	terms[PT_TERM_VECTOR_LOADS] += nv * w.vl / eff;
@@ -1471,7 +1582,8 @@ static void load_terms(const struct pt_cost_prep *p,
 	terms[PT_TERM_BROADCASTS] += nv * w.bc / eff;
 	terms[PT_TERM_SCALAR_LOADS] += ns * (w.sl + w.tail) / eff;
 	terms[PT_TERM_UPDATE_STORES] += (nv + ns) * w.us / eff;
-	terms[PT_TERM_STRIDED_LOADS] += (nv + ns) * w.jl / eff;
+	terms[PT_TERM_STRIDED_LOADS] += (nv + ns) * (w.jl +
+		burst_restarts(w.b_rows, w.b_runs)) / eff;
 }
 
 /* Iterations of the innermost loop of stage s that the compiled code

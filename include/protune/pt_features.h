@@ -52,8 +52,9 @@
  * loads out of vector_loads; weights fitted before do not fit.
  * 4: a sliding window's bytes at realization are its folded storage.
  * 5: on AVX-512, a `guard` tail is one masked vector, not scalars.
- * 6: strided_loads walks on through the loops around a compute site. */
-#define PT_FEAT_VERSION 6
+ * 6: strided_loads walks on through the loops around a compute site.
+ * 7: strided_loads adds the restarts of short bursts over too many rows. */
+#define PT_FEAT_VERSION 7
 
 /* Schedule features, in the order of each stage's row. */
 enum pt_feat {

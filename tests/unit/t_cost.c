@@ -787,7 +787,69 @@ PT_TEST(strided_site_walk)
 
 	PT_CHECK(down > 0);
 	PT_CHECK(along > 0);
+	fprintf(stderr, "DBG %g %g\n", down, along);
 	PT_CHECK(fabs(down / along - 64) < 1e-9);
+}
+
+/* `strided_loads` of f0(x, y) = i0(x, y) + ... + i{n-1}(x, y), the
+ * inputs 1024 x 1024 f32 (4 MiB each, 2/3 of it beyond L2 by miss()),
+ * computed a vector (16 lanes, one line) at a time in tiles of `rows`
+ * rows walked along the rows; `wide`: 4 vectors a row of the tile. */
+static double burst_strided(int n, int rows, int wide)
+{
+	char text[4096], sched[512], *o = text, *end = text + sizeof(text);
+	double terms[PT_TERM_COUNT];
+	int k;
+
+	o += snprintf(o, (size_t)(end - o), "protune-model 1\n"
+		      "halide \"14.0.0\"\n"
+		      "target \"x86-64-linux-avx-avx2-fma-sse41\"\n"
+		      "machine-params \"1,16777216,40\"\n");
+	for (k = 0; k < n; k++)
+		o += snprintf(o, (size_t)(end - o), "input i%d buffer f32 "
+			      "dims 2 est 0 1024 0 1024\n", k);
+	o += snprintf(o, (size_t)(end - o), "func f0 types f32 args 2 output\n"
+		      "  region 0 1024 0 1024\n  stage 0\n"
+		      "    dim v0 0 1024\n    dim v1 0 1024\n"
+		      "    op add.f32 %d\n    op load.f32 %d\n", n - 1, n);
+	for (k = 0; k < n; k++)
+		o += snprintf(o, (size_t)(end - o), "    access i%d value 0 "
+			      "count 1\n      coord 1*v0 + [0,0]\n"
+			      "      coord 1*v1 + [0,0]\n", k);
+	snprintf(o, (size_t)(end - o), "    def \"f0(v0, v1) = i0(v0, v1)\"\n");
+	o = sched + snprintf(sched, sizeof(sched), "protune-schedule 1\n"
+			     "key %%s\nfunc f0 root\n  stage 0\n"
+			     "    split v0 v0o v0i 16 guard\n%s",
+			     wide ? "    split v0o v0oo v0oi 4 guard\n" : "");
+	if (rows > 1)
+		snprintf(o, sizeof(sched) - (size_t)(o - sched),
+			 "    split v1 v1o v1i %d guard\n"
+			 "    reorder v0i %sv1i %s v1o\n    vectorize v0i\n",
+			 rows, wide ? "v0oi " : "", wide ? "v0oo" : "v0o");
+	else
+		snprintf(o, sizeof(sched) - (size_t)(o - sched),
+			 "    vectorize v0i\n");
+	return text_terms(text, sched, terms) ? -1 : terms[PT_TERM_STRIDED_LOADS];
+}
+
+/* Short bursts: 8 inputs read a line at a time down 4 rows interleave
+ * 32 rows (21.3 weighted by how far they live), more than the 16 the
+ * prefetchers follow: a quarter of the bursts restart their stream, on
+ * top of the restarts of the walk down all 1024 rows, which are those of
+ * a walk a row at a time. With 2 inputs, with one row, or with 4 lines
+ * a row (a burst of 256 bytes), none. */
+PT_TEST(short_bursts)
+{
+	double nv = 1024.0 * 1024 / 16, f = 2.0 / 3;
+	double r4 = burst_strided(8, 4, 0), r1 = burst_strided(8, 1, 0);
+	double wide = burst_strided(8, 4, 1);
+
+	PT_REQUIRE(r4 > 0 && r1 > 0 && wide > 0);
+	PT_CHECK(fabs((r4 - r1) / (nv * 8 * f * (32 * f - 16) / (32 * f)) -
+		      1) < 1e-9);
+	PT_CHECK(fabs(wide / r1 - 1) < 1e-9);
+	PT_CHECK(fabs(burst_strided(2, 4, 0) / burst_strided(2, 1, 0) - 1) <
+		 1e-9);
 }
 
 static double heap_pages(int w, const char *f0, const char *f1)
@@ -1681,6 +1743,8 @@ PT_SUITE(cost,
 	   strided_reuse },
 	 { "the walk goes on through the loops around the compute site",
 	   strided_site_walk },
+	 { "reads interleaving too many rows in short bursts restart",
+	   short_bursts },
 	 { "partial coordinates are dense reads that vary",
 	   partial_reads_are_dense },
 	 { "clamped loads gather in a partitioned loop's boundary",
