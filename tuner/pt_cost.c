@@ -830,7 +830,7 @@ struct walk {
 	 * data too large for L2: see walk_leaf() */
 	double jl;
 	/* the rows the production's reads interleave in short bursts, and
-	 * the bursts (per vector): see burst_restarts() */
+	 * the lines of those bursts (per vector): see burst_restarts() */
 	double b_rows, b_runs;
 	double nvs;           /* the stage's vectors and scalars */
 	/* per Func (NULL, or indices >= INL_MAX: none): its buffer lives
@@ -1190,7 +1190,7 @@ static void bursts(struct walk *w, const struct cp_group *g,
 		   const struct dep *dep, struct burst *bu, double execs)
 {
 	const struct pt_feat_loop *l = w->loops;
-	double far, buf, read, first = 1, V;
+	double far, buf, read, first = 1, V, bytes;
 	int k, held = 0;
 
 	if (w->vec < 0 || dep[0].any || (far = leaf_far(w, g)) <= 0)
@@ -1225,8 +1225,10 @@ static void bursts(struct walk *w, const struct cp_group *g,
 	if (read > buf)
 		first = buf / read;
 	w->b_rows += bu->rows * far * first;
-	if (bu->rows > 1 && bu->run * V * g->bytes < BURST_BYTES)
-		w->b_runs += far * first * execs / bu->run;
+	/* a burst the prefetchers do not follow waits for each of its
+	 * lines */
+	if (bu->rows > 1 && (bytes = bu->run * V * g->bytes) < BURST_BYTES)
+		w->b_runs += far * first * execs / bu->run * ceil(bytes / 64);
 }
 
 /* One load or store, group g's: count `cnt` per point of the stage,
@@ -1508,9 +1510,9 @@ static int llvm_vector_loop(const struct pt_cost_prep *p,
  * out_pyr_0 computed 32 columns by 4 rows at a time), keeps as many
  * prefetch streams going as the rows its reads interleave, summed over
  * its reads (`rows`, weighted as in bursts()). Beyond BURST_STREAMS the
- * prefetchers cannot follow them all, and that share of the bursts
- * (`runs`) starts its stream again, waiting on memory as strided_loads'
- * restarts do. Measured on out_pyr_0 (doc/cost-model.md): 38 ms a run
+ * prefetchers cannot follow them all, and in that share of the bursts
+ * each line (`runs` counts the bursts' lines) waits on memory, as
+ * strided_loads' restarts do. Measured on out_pyr_0 (doc/cost-model.md): 38 ms a run
  * in productions of 32 columns by 1 row, 70 by 2 rows, 118 by 4 rows, 48
  * by 4 rows of 128 columns. */
 static double burst_restarts(double rows, double runs)
