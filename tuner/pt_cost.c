@@ -970,21 +970,6 @@ static double leaf_far(const struct walk *w, const struct cp_group *g)
 		    L2_BYTES);
 }
 
-/* How access group g walks memory, from the vector loop out: loops that
- * move it across rows multiply the rows it interleaves (a gather whose
- * lanes lie in different rows, as iir_blur's scans vectorized across
- * them, starts with as many rows as lanes); loops that move it along its
- * rows (its first coordinate only) lengthen the run it makes in each row
- * while those rows are few enough for the prefetcher to follow (the
- * streams go on); past STREAM_ROWS rows, a loop along the rows comes back
- * to each row only after its stream is lost, and the walk stops there.
- * Loops that run once take no step. A loop it does not move with, once
- * one it moves with is inside, comes back to the same lines: they are
- * still in L1 when the loops inside it touch few enough of them in each
- * of L1's sets (rows 4 KiB apart share one), and the walk then restarts
- * once per pass of that loop, not at every step: *reuse is the product
- * of those loops' extents (worked out only for a walk past STREAM_ROWS
- * rows). Returns the rows; *run is the run along each. */
 /* How a walk interleaves rows: the run along a row it makes before it
  * first turns across rows (in vectors, or points without a vector loop;
  * 0: it never turns), and the rows it has turned across when a loop
@@ -1005,6 +990,22 @@ static void burst_step(struct burst *b, int is_across, double rows,
 		b->rows = rows;
 }
 
+/* How access group g walks memory, from the vector loop out: loops that
+ * move it across rows multiply the rows it interleaves (a gather whose
+ * lanes lie in different rows, as iir_blur's scans vectorized across
+ * them, starts with as many rows as lanes); loops that move it along its
+ * rows (its first coordinate only) lengthen the run it makes in each row
+ * while those rows are few enough for the prefetcher to follow (the
+ * streams go on); past STREAM_ROWS rows, a loop along the rows comes back
+ * to each row only after its stream is lost, and the walk stops there.
+ * Loops that run once take no step. A loop it does not move with, once
+ * one it moves with is inside, comes back to the same lines: they are
+ * still in L1 when the loops inside it touch few enough of them in each
+ * of L1's sets (rows 4 KiB apart share one), and the walk then restarts
+ * once per pass of that loop, not at every step: *reuse is the product
+ * of those loops' extents (worked out only for a walk past STREAM_ROWS
+ * rows). Returns the rows; *run is the run along each; *bu how it
+ * interleaves them. */
 static double walk_rows(const struct walk *w, const struct cp_group *g,
 			const struct dep *dep, unsigned mask, unsigned across,
 			double *run, double *reuse, struct burst *bu)
@@ -1512,9 +1513,9 @@ static int llvm_vector_loop(const struct pt_cost_prep *p,
  * its reads (`rows`, weighted as in bursts()). Beyond BURST_STREAMS the
  * prefetchers cannot follow them all, and in that share of the bursts
  * each line (`runs` counts the bursts' lines) waits on memory, as
- * strided_loads' restarts do. Measured on out_pyr_0 (doc/cost-model.md): 38 ms a run
- * in productions of 32 columns by 1 row, 70 by 2 rows, 118 by 4 rows, 48
- * by 4 rows of 128 columns. */
+ * strided_loads' restarts do. Measured on out_pyr_0 (doc/cost-model.md):
+ * 38 ms a run in productions of 32 columns by 1 row, 70 by 2 rows, 118
+ * by 4 rows, 48 by 4 rows of 128 columns. */
 static double burst_restarts(double rows, double runs)
 {
 	return rows > BURST_STREAMS ? runs * (rows - BURST_STREAMS) / rows : 0;

@@ -787,7 +787,6 @@ PT_TEST(strided_site_walk)
 
 	PT_CHECK(down > 0);
 	PT_CHECK(along > 0);
-	fprintf(stderr, "DBG %g %g\n", down, along);
 	PT_CHECK(fabs(down / along - 64) < 1e-9);
 }
 
