@@ -1658,9 +1658,10 @@ static int site_eval(const struct pt_space *sp,
 /* The same analysis as pt_sched_check's (doc/schedule-legality.md, rule
  * 6, strided loads at constant addresses), on a state whose later
  * decisions may still unroll the innermost level of the site's Func and
- * change its tails: the loops of that level count as unrolled, and a
- * tail counts as guard only where it is sure to be, so that a site this
- * lets through stays legal whatever comes later.
+ * change its tails: the loops of that level count as unrolled, and the
+ * tails do not matter (a guard tail's steady state has the size of a
+ * round one), so that a site this lets through stays legal whatever
+ * comes later.
  *
  * The reads of f by j's last stage (through inlined Funcs) do not depend
  * on the site: they are composed once per (f, j, the Funcs between them
@@ -1965,7 +1966,7 @@ static int const_strided(const struct pt_space *sp,
 	int sj = last_sidx(sp, j), g = gran(sp, st, j), i, k, r;
 	const struct sp_stage *sg = &sp->sg[sj];
 	const struct pt_stage *ms = sg->ms;
-	int inner, s0 = ms->index == 0, others = qs < qc, nb = ms->ndims;
+	int inner, others = qs < qc, nb = ms->ndims;
 	int na = sp->fn[f].nargs, vd;
 	const struct rcache *rc;
 	unsigned char konst[MAXARGS];
@@ -1992,13 +1993,14 @@ static int const_strided(const struct pt_space *sp,
 		if (w->uses[i] != sj)
 			others = 1;
 	/* The points of j's dims in an instance, as the check counts them
-	 * (a tail is guard where it is sure to be). */
+	 * (whatever the tail: with a guard tail the steady state, which
+	 * Halide's loop partitioning gives a constant size, counts). */
 	for (k = 0; k < nb; k++)
 		span[k] = 1;
 	for (i = qc + 1; i < n; i++) {
 		const struct sp_loop *l = &loops[i];
 		double *p = &span[l->dim];
-		int guard;
+
 
 		if (*p < 0)
 			continue;
@@ -2010,16 +2012,7 @@ static int const_strided(const struct pt_space *sp,
 			*p = g == G_ROOT ? 0 : -1;
 			continue;
 		}
-		if (l->vec)
-			guard = !s0 || g == G_SLIDE ? 1 :
-				!sp->fn[j].exact ? 0 :
-				g != G_ROOT ? 1 :
-				(double)sp->fn[j].lanes > dim_ext(&ms->dims[l->dim]);
-		else
-			guard = !s0 || g != G_ROOT;
-		if (guard)
-			*p = 0;
-		else if (*p < 1e15)
+		if (*p < 1e15)
 			*p *= l->extent;
 	}
 	rc = cr_get(sp, st, w, f, j, sj);

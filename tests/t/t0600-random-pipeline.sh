@@ -100,4 +100,19 @@ test_expect_success 'every schedule was legal and correct' '
 	! grep -v " ok$" "$report"
 '
 
+# tests/data/rp39-seed23.sched: the space's seed 23 of rp:39 at benchmark
+# size (stages=8, tuner/train-zen4/models/rp:39.model) before the check
+# counted a guard tail's steady state; RunGen crashed on a misaligned
+# vmovdqa (doc/schedule-legality.md, rule 6, strided loads).
+test_expect_success 'a strided load at a constant address under a guard tail is refused' '
+	rpm=$PT_SRCDIR/tuner/train-zen4/models/rp:39.model &&
+	test_expect_code 1 protune check "$rpm" \
+		"$PT_SRCDIR/tests/data/rp39-seed23.sched" 2>err &&
+	test_grep "f15 (s2_sep_x): computed at f16 (s2_sep_y) .v1ooi." err &&
+	test_grep "stride of 4 elements" err &&
+	protune space "$rpm" --seed 23 >s23.sched &&
+	protune check "$rpm" s23.sched &&
+	! cmp -s s23.sched "$PT_SRCDIR/tests/data/rp39-seed23.sched"
+'
+
 test_done

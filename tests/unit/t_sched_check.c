@@ -1448,8 +1448,10 @@ PT_TEST(const_strided)
 	pt_sched_free(s);
 
 	/* Two columns at a time: a serial x loop inside moves the reads;
-	 * unrolled it does not (a buffer 4 wide), unless its guard tail
-	 * makes the width vary. */
+	 * unrolled it does not (a buffer 4 wide), with a guard tail too:
+	 * the last instance is narrower, but loop partitioning gives the
+	 * others a steady state 4 wide (a random pipeline's space schedule
+	 * crashed so, doc/schedule-legality.md). */
 	s = pt_sched_new_for(m);
 	split(s, 2, 0, "v0", "xo", "xi", 2, PT_TAIL_SHIFT);
 	split(s, 2, 0, "v1", "yo", "yi", 8, PT_TAIL_ROUND);
@@ -1460,7 +1462,7 @@ PT_TEST(const_strided)
 	dir(s, 2, 0, PT_DIR_UNROLL, "xi");
 	PT_CHECK(refused(m, s, "f1 (clamped)", "'xo'", "stride of 4", NULL));
 	s->funcs[2].stages[0].dirs[0].tail = PT_TAIL_GUARD;
-	PT_CHECK(accepted(m, s));
+	PT_CHECK(refused(m, s, "f1 (clamped)", "'xo'", "stride of 4", NULL));
 	pt_sched_free(s);
 
 	/* At root, or rounded up to 16 wide by its own vector split: fine. */
