@@ -2340,8 +2340,8 @@ struct cctx {
 	uint64_t moving;         /* j's dims with a loop in the instance that
 				  * is neither vectorized nor unrolled */
 	const double *span;      /* per dim of j: its points in the instance;
-				  * 0 when they vary (a guard tail), -1 when
-				  * no constant is known */
+				  * 0 when they vary (a loop of j's region,
+				  * j at root), -1 when no constant is known */
 	struct pt_strided_dim *cd;   /* per dim of f */
 	struct pt_strided_step *cs;  /* [k * nb + d] */
 	double *elo, *ehi;       /* per dim of f: its buffer's extent */

@@ -2001,7 +2001,6 @@ static int const_strided(const struct pt_space *sp,
 		const struct sp_loop *l = &loops[i];
 		double *p = &span[l->dim];
 
-
 		if (*p < 0)
 			continue;
 		if (l->p < 0) {

@@ -8,8 +8,9 @@
  * stage, directly or through inlined Funcs, is composed into n coordinates
  * (n: f's arguments), each affine in the site stage's dims plus an offset
  * in [lo, hi], or bad (a clamp, a data-dependent value). Over one instance
- * of f, the site's dims take span[d] points (0: the count varies, a guard
- * tail; -1: no constant is known). From the reads and the spans:
+ * of f, the site's dims take span[d] points (0: the count varies, a loop
+ * of the site Func's own region at root; -1: no constant is known). From
+ * the reads and the spans:
  * - pt_strided_note() notes each read into what f's buffer looks like
  *   along each of its dims (pt_strided_dim, pt_strided_step);
  * - pt_strided_extents() turns the notes into the buffer's extents, and
