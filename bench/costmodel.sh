@@ -11,13 +11,16 @@
 #    bench/out/costmodel.tsv, one row per example. The linear layer alone,
 #    as `make train` fits the shipped model (COSTMODEL_TREES=N for trees).
 #    The same for the samples measured on a second machine (tuner/train-amd:
-#    an AMD EPYC, Zen 5) into bench/out/costmodel-amd.tsv, and how the
-#    shipped model, fitted on the first machine's, ranks them
-#    (costmodel-amd-shipped.tsv, `protune train --score`); and for a
-#    third (tuner/train-spr: an Intel Xeon, Sapphire Rapids) into
-#    costmodel-spr.tsv and costmodel-spr-shipped.tsv, and a fourth
-#    (tuner/train-zen4: an AMD EPYC, Zen 4) into costmodel-zen4.tsv and
-#    costmodel-zen4-shipped.tsv.
+#    an AMD EPYC, Zen 5) into bench/out/costmodel-amd.tsv, a third
+#    (tuner/train-spr: an Intel Xeon, Sapphire Rapids) into
+#    costmodel-spr.tsv and a fourth (tuner/train-zen4: an AMD EPYC, Zen 4)
+#    into costmodel-zen4.tsv, each fitted on that machine's data alone.
+#    And how the shipped model's procedure (`make train`: the four
+#    machines' data together) ranks on a machine it has not seen: for each
+#    machine, fitted on the other three (`protune train --hold-out-data`),
+#    every example also left out of all of them, into
+#    costmodel-shipped.tsv (the first machine), costmodel-amd-shipped.tsv,
+#    costmodel-spr-shipped.tsv and costmodel-zen4-shipped.tsv.
 # 2. Speed: random complete schedules drawn from the space, turned into
 #    schedules, featurized and costed, per second on one thread, for the
 #    stencil chain and local Laplacian: bench/out/costmodel-speed.tsv.
@@ -37,30 +40,50 @@
 #    HALIDE_PLUGINDIR and the generators of `make examples-bench`;
 #    COSTMODEL_SPEED_ROUNDS=0 skips the plugin.
 #
-#   costmodel.sh [DATA_DIR]    (default: $PT_SRCDIR/tuner/train)
+#   costmodel.sh [DATA_DIR]    (default: $PT_SRCDIR/tuner/train; given, only
+#                               its own figures and the speed)
 set -eu
 : "${PT_BUILD_DIR:?}" "${PT_SRCDIR:?}"
 PATH=$PT_BUILD_DIR/bin:$PATH
 . "$PT_SRCDIR/bench/lib.sh"
-data=${1:-$PT_SRCDIR/tuner/train}
-out=$PT_SRCDIR/bench/out
+if [ $# -gt 0 ]; then
+	data=$(cd "$1" && pwd) || exit 2
+else
+	data=tuner/train
+fi
+out=$(cd "$PT_SRCDIR" && pwd)/bench/out
 mkdir -p "$out"
 n=${COSTMODEL_BENCH_STATES:-2000}
+trees=${COSTMODEL_TREES:-0}
 
+# The data directories as `make train` fits on them (Makefile.in,
+# TRAIN_DATA), relative to the source tree: the TSVs name them.
+all="tuner/train tuner/train-amd tuner/train-spr tuner/train-zen4"
+cd "$PT_SRCDIR"
 echo "protune cost model: $(wc -l <"$data/samples.tsv") samples in $data"
-protune train --data "$data" --trees "${COSTMODEL_TREES:-0}" \
-	--eval "$out/costmodel.tsv"
+protune train --data "$data" --trees "$trees" --eval "$out/costmodel.tsv"
 
-# The other machines' data: held out, and ranked by the shipped model.
-for m in amd spr zen4; do
-	d=$PT_SRCDIR/tuner/train-$m
-	[ -z "${1:-}" ] && [ -s "$d/samples.tsv" ] || continue
-	echo "protune cost model, machine $m: $(wc -l <"$d/samples.tsv") samples in $d"
-	protune train --data "$d" --trees "${COSTMODEL_TREES:-0}" \
-		--eval "$out/costmodel-$m.tsv"
-	protune train --data "$d" --score "$PT_SRCDIR/tuner/default.cost" \
-		--eval "$out/costmodel-$m-shipped.tsv"
-done
+if [ $# -eq 0 ]; then
+	# The other machines' data, each held out on its own.
+	for m in amd spr zen4; do
+		d=tuner/train-$m
+		echo "protune cost model, machine $m: $(wc -l <"$d/samples.tsv") samples in $d"
+		protune train --data "$d" --trees "$trees" \
+			--eval "$out/costmodel-$m.tsv"
+	done
+	# The shipped model's procedure on a machine left out of it.
+	args=
+	for d in $all; do
+		args="$args --data $d"
+	done
+	for m in "" -amd -spr -zen4; do
+		echo "protune cost model, the four machines' data without tuner/train$m"
+		protune train $args --hold-out-data "tuner/train$m" \
+			--trees "$trees" --eval "$out/costmodel$m-shipped.tsv"
+	done
+fi
+data=$(cd "$data" && pwd)
+cd - >/dev/null
 
 rounds=${COSTMODEL_SPEED_ROUNDS:-3}
 tmp=$(mktemp -d) || exit 2

@@ -17,6 +17,13 @@
  * reference binary of its pipeline), a sample's runtime is taken as its
  * ratio times the median of all the reference's times in the file: the
  * ratio drifts much less with the machine's load than either time.
+ *
+ * Several --data directories may hold the same pipeline (one directory a
+ * machine): its samples in each are a group of their own, with their own
+ * reference and their own offset in the fit. --hold-out NAME leaves the
+ * pipeline out of every directory; --hold-out-data DIR leaves a whole
+ * directory (a machine) out of the fit, while its examples are still
+ * ranked.
  */
 #include "pt_cli.h"
 #include "pt_cmd_train.h"
@@ -43,6 +50,7 @@
 
 #define EXIT_USAGE 2
 
+/* One pipeline's samples from one data directory. */
 struct group {
 	char *name;
 	char *dir;
@@ -111,10 +119,6 @@ static int find_group(struct data *d, const char *dir, const char *name,
 			*out = i;
 			return 0;
 		}
-	for (i = 0; i < d->ng; i++)
-		if (!strcmp(d->g[i].name, name))
-			return pt_cli_fail("%s: %s is in two data directories (%s and %s)",
-				    dir, name, d->g[i].dir, dir);
 	g = realloc(d->g, (size_t)(d->ng + 1) * sizeof(*g));
 	if (!g)
 		return pt_cli_fail("out of memory");
@@ -475,12 +479,16 @@ static int is_example(const struct group *g)
 	return strncmp(g->name, "rp:", 3) != 0;
 }
 
-/* Leave-one-example-out: for each example, fit without it and rank its
- * samples; one TSV row each into `out` and a summary on stdout. With
+/* Leave-one-example-out: for each example of each data directory, fit
+ * without it (in every directory: the same pipeline measured on another
+ * machine is not unseen) and rank its samples; one TSV row each into
+ * `out` (its directory in the last column) and a summary on stdout; only
+ * the groups with rank[] set. With
  * `given` (--score), no fitting: every example is ranked by that model,
  * whose training data is unknown here (held_out "no"). */
-static int evaluate(const struct data *d, const char *exclude, int trees,
-		    const struct pt_cost *given, FILE *out)
+static int evaluate(const struct data *d, const char *exclude,
+		    const char *rank, int trees, const struct pt_cost *given,
+		    FILE *out)
 {
 	char *ex = malloc((size_t)d->ng);
 	double *pred = malloc(d->n * sizeof(*pred));
@@ -489,8 +497,10 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 	double *sp = malloc((size_t)d->ng * sizeof(*sp));
 	double *m1 = malloc(d->n * sizeof(*m1));
 	double *m2 = malloc(d->n * sizeof(*m2));
-	int gi, ne = 0, ret = 1;
+	int gi, ne = 0, ret = 1, multi = 0;
 
+	for (gi = 1; gi < d->ng; gi++)
+		multi |= strcmp(d->g[gi].dir, d->g[0].dir) != 0;
 	if (!ex || !pred || !predl || !meas || !sp || !m1 || !m2) {
 		ret = pt_cli_fail("out of memory");
 		goto out;
@@ -498,7 +508,7 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 	if (out)
 		fprintf(out, "example\tspearman\ttop1_regret\tschedules\theld_out\t"
 			"spearman_linear\ttop1_regret_linear\ttrain_samples\t"
-			"retest_spearman\tretests\n");
+			"retest_spearman\tretests\tdata\n");
 	for (gi = 0; gi < d->ng; gi++) {
 		struct pt_cost *c = NULL, *cl = NULL;
 		size_t i, n = 0, train = 0, nr = 0;
@@ -506,10 +516,11 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 		char rs[16] = "-";
 		int k;
 
-		if (!is_example(&d->g[gi]) || d->g[gi].n < 2)
+		if (!is_example(&d->g[gi]) || d->g[gi].n < 2 || !rank[gi])
 			continue;
 		for (k = 0; k < d->ng; k++)
-			ex[k] = given || exclude[k] || k == gi;
+			ex[k] = given || exclude[k] ||
+				!strcmp(d->g[k].name, d->g[gi].name);
 		if (!given && (fit(d, ex, trees, &c) || fit(d, ex, 0, &cl))) {
 			pt_cost_free(c);
 			goto out;
@@ -541,11 +552,13 @@ static int evaluate(const struct data *d, const char *exclude, int trees,
 			snprintf(rs, sizeof(rs), "%.3f",
 				 pt_cost_spearman(m1, m2, nr));
 		if (out)
-			fprintf(out, "%s\t%.3f\t%.3f\t%zu\t%s\t%.3f\t%.3f\t%zu\t%s\t%zu\n",
+			fprintf(out, "%s\t%.3f\t%.3f\t%zu\t%s\t%.3f\t%.3f\t%zu\t%s\t%zu\t%s\n",
 				d->g[gi].name, s, r, n, given ? "no" : "yes",
-				sl, rl, train, rs, nr);
+				sl, rl, train, rs, nr, d->g[gi].dir);
 		printf("  %-18s %4zu schedules  spearman %6.3f (linear %6.3f)  top-1 regret %5.2fx (linear %5.2fx)",
 		       d->g[gi].name, n, s, sl, r, rl);
+		if (multi)
+			printf("  (%s)", d->g[gi].dir);
 		if (nr >= RETEST_MIN)
 			printf("  retest %s (%zu)", rs, nr);
 		putchar('\n');
@@ -589,7 +602,8 @@ static int dump_terms(const struct data *d, const char *path)
 }
 
 static const char train_usage_text[] =
-	"usage: protune train --data DIR... [--hold-out NAME]... [--trees N]\n"
+	"usage: protune train --data DIR... [--hold-out NAME]...\n"
+	"       [--hold-out-data DIR]... [--trees N]\n"
 	"       [--ridge X] [--loss log|linear] [--weight-power P]\n"
 	"       [--drop TERM]... [--eval TSV] [--out FILE] [--dump TSV]\n"
 	"       [--score COST-FILE] [--no-verify]\n";
@@ -598,7 +612,7 @@ static const char train_usage_text[] =
 static int takes_value(const char *o)
 {
 	static const char *const names[] = {
-		"--data", "--hold-out", "--trees", "--ridge", "--loss",
+		"--data", "--hold-out", "--hold-out-data", "--trees", "--ridge", "--loss",
 		"--weight-power", "--drop", "--eval", "--out", "--dump",
 		"--score"
 	};
@@ -639,10 +653,10 @@ static int cmd_train(int argc, char **argv)
 	struct pt_cost_fit_opts defaults = PT_COST_FIT_OPTS_INIT;
 	char drop[PT_TERM_COUNT] = { 0 };
 	size_t si;
-	const char *dirs[64], *holds[256], *eval = NULL, *outp = NULL;
-	const char *dump = NULL, *score = NULL;
-	int ndirs = 0, nholds = 0, trees = -1, verify = 1, i, ret = 1;
-	char *exclude = NULL;
+	const char *dirs[64], *holds[256], *hdirs[64], *eval = NULL;
+	const char *dump = NULL, *score = NULL, *outp = NULL;
+	int ndirs = 0, nholds = 0, nhdirs = 0, trees = -1, verify = 1, i, ret = 1;
+	char *exclude = NULL, *rank = NULL;
 	struct pt_cost *c = NULL, *given = NULL;
 
 	d.fit = defaults;
@@ -668,6 +682,10 @@ static int cmd_train(int argc, char **argv)
 			if (ndirs == 64)
 				return train_usage("%s: at most 64 of them", o);
 			dirs[ndirs++] = v;
+		} else if (!strcmp(o, "--hold-out-data")) {
+			if (nhdirs == 64)
+				return train_usage("%s: at most 64 of them", o);
+			hdirs[nhdirs++] = v;
 		} else if (!strcmp(o, "--hold-out")) {
 			if (nholds == 256)
 				return train_usage("%s: at most 256 of them", o);
@@ -731,9 +749,24 @@ static int cmd_train(int argc, char **argv)
 		for (i = 0; i < PT_TERM_COUNT; i++)
 			if (drop[i])
 				d.s[si].terms[i] = 0;
-	if (!(exclude = calloc((size_t)d.ng + 1, 1))) {
+	if (!(exclude = calloc((size_t)d.ng + 1, 1)) ||
+	    !(rank = malloc((size_t)d.ng + 1))) {
 		ret = pt_cli_fail("out of memory");
 		goto out;
+	}
+	/* With --hold-out-data, only the directories left out are ranked. */
+	memset(rank, !nhdirs, (size_t)d.ng + 1);
+	for (i = 0; i < nhdirs; i++) {
+		int k, found = 0;
+
+		for (k = 0; k < d.ng; k++)
+			if (!strcmp(d.g[k].dir, hdirs[i]))
+				exclude[k] = rank[k] = 1, found = 1;
+		if (!found) {
+			ret = pt_cli_fail("--hold-out-data %s: not a --data directory with samples",
+					  hdirs[i]);
+			goto out;
+		}
 	}
 	for (i = 0; i < nholds; i++) {
 		int k, found = 0;
@@ -763,7 +796,7 @@ static int cmd_train(int argc, char **argv)
 			ret = pt_cli_fail("cannot write %s: %s", eval, strerror(errno));
 			goto out;
 		}
-		ret = evaluate(&d, exclude, trees, given, f);
+		ret = evaluate(&d, exclude, rank, trees, given, f);
 		if (f && fclose(f) && !ret)
 			ret = pt_cli_fail("cannot write %s: %s", eval, strerror(errno));
 		if (ret)
@@ -799,6 +832,7 @@ out:
 	pt_cost_free(c);
 	pt_cost_free(given);
 	free(exclude);
+	free(rank);
 	data_release(&d);
 	git_libgit2_shutdown();
 	return ret;

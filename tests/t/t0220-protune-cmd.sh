@@ -112,7 +112,7 @@ test_expect_success 'the usages name every option' '
 		--seed --trees --greedy-trees --formula --cp --widen \
 		--max-nodes --beam --passes --measure --measure-top --runs \
 		--cost-model --trace --warm-model --warm-sched -q &&
-	usage_has train --data --hold-out --trees --ridge --loss \
+	usage_has train --data --hold-out --hold-out-data --trees --ridge --loss \
 		--weight-power --drop --eval --out --dump --no-verify &&
 	usage_has show --cpp --text &&
 	usage_has commit -m --message= &&

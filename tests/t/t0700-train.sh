@@ -278,6 +278,46 @@ test_expect_success 'the loops LLVM vectorizes are vector code in the model' '
 	! grep "vector_ops=" c17
 '
 
+test_expect_success 'several data directories: the same pipelines measured on two machines' '
+	# d3: the samples of d on a machine three times slower; e3: the
+	# same, but harris there ranks its schedules the other way round
+	mkdir -p d3/models e3/models &&
+	cp d/models/* d3/models/ && cp d/models/* e3/models/ &&
+	awk -F"\t" -v OFS="\t" "{ \$4 *= 3; print }" d/samples.tsv >d3/samples.tsv &&
+	awk -F"\t" -v OFS="\t" "{ \$4 = (\$1 == \"harris\" ? 500 - \$4 : 3 * \$4); print }" \
+		d/samples.tsv >e3/samples.tsv &&
+	protune train --data d --trees 0 --out one.cost >/dev/null &&
+	protune train --data d --data d3 --trees 0 --out two.cost >out &&
+	test_grep "^180 samples of 6 pipelines" out &&
+	# each directory its own offset: twice the same samples, three
+	# times slower, rank as once
+	protune train --data d --score one.cost --eval one.tsv >/dev/null &&
+	protune train --data d --score two.cost --eval two.tsv >/dev/null &&
+	cut -f1,2,6 one.tsv >want && cut -f1,2,6 two.tsv >got &&
+	test_cmp want got &&
+	# an example is held out of every directory; rows name theirs
+	protune train --data d --data e3 --trees 0 --eval p.tsv >out &&
+	test_line_count = 7 p.tsv &&
+	head -n1 p.tsv | cut -f11 >got && echo data >want && test_cmp want got &&
+	grep "^blur	" p.tsv | cut -f5,8,11 | sort >got &&
+	printf "yes\t120\td\nyes\t120\te3\n" >want &&
+	test_cmp want got &&
+	test_grep "^  harris .*(e3)\$" out &&
+	# a machine left out: only its examples ranked, fitted on the others
+	protune train --data d --data e3 --hold-out-data e3 --trees 0 \
+		--eval q.tsv >out &&
+	test_line_count = 4 q.tsv &&
+	cut -f1,8,11 q.tsv | sed 1d | sort >got &&
+	printf "blur\t60\te3\nharris\t60\te3\nunsharp\t60\te3\n" >want &&
+	test_cmp want got &&
+	grep "^harris	" q.tsv | cut -f2 >h &&
+	grep "^harris	" p.tsv | grep "	d\$" | cut -f2 >hd &&
+	# harris on e3, ranked by what d says, comes out reversed
+	awk "{ exit !(\$1 < 0) }" h && awk "{ exit !(\$1 > 0) }" hd &&
+	test_expect_code 1 protune train --data d --hold-out-data nosuch 2>err &&
+	test_grep "hold-out-data nosuch: not a --data directory" err
+'
+
 test_expect_success 'usage errors' '
 	test_expect_code 1 protune train 2>err &&
 	test_grep "no --data DIR" err &&
