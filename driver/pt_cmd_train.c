@@ -612,9 +612,9 @@ static const char train_usage_text[] =
 static int takes_value(const char *o)
 {
 	static const char *const names[] = {
-		"--data", "--hold-out", "--hold-out-data", "--trees", "--ridge", "--loss",
-		"--weight-power", "--drop", "--eval", "--out", "--dump",
-		"--score"
+		"--data", "--hold-out", "--hold-out-data", "--trees",
+		"--ridge", "--loss", "--weight-power", "--drop", "--eval",
+		"--out", "--dump", "--score"
 	};
 	size_t k;
 
@@ -655,7 +655,8 @@ static int cmd_train(int argc, char **argv)
 	size_t si;
 	const char *dirs[64], *holds[256], *hdirs[64], *eval = NULL;
 	const char *dump = NULL, *score = NULL, *outp = NULL;
-	int ndirs = 0, nholds = 0, nhdirs = 0, trees = -1, verify = 1, i, ret = 1;
+	int ndirs = 0, nholds = 0, nhdirs = 0, trees = -1, verify = 1, i;
+	int ret = 1;
 	char *exclude = NULL, *rank = NULL;
 	struct pt_cost *c = NULL, *given = NULL;
 
@@ -679,8 +680,15 @@ static int cmd_train(int argc, char **argv)
 			return train_usage("option '%s' needs a value", o);
 		i++;
 		if (!strcmp(o, "--data")) {
+			int k;
+
 			if (ndirs == 64)
 				return train_usage("%s: at most 64 of them", o);
+			/* twice would count its samples twice */
+			for (k = 0; k < ndirs; k++)
+				if (!strcmp(dirs[k], v))
+					return train_usage("--data %s: given twice",
+							   v);
 			dirs[ndirs++] = v;
 		} else if (!strcmp(o, "--hold-out-data")) {
 			if (nhdirs == 64)

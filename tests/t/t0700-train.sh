@@ -324,7 +324,9 @@ test_expect_success 'usage errors' '
 	test_expect_code 2 protune train --data 2>err &&
 	test_expect_code 1 protune train --data d --trees -1 2>err &&
 	test_expect_code 1 protune train --data d --hold-out nosuch 2>err &&
-	test_grep "no samples of it" err
+	test_grep "no samples of it" err &&
+	test_expect_code 2 protune train --data d --data d 2>err &&
+	test_grep "data d: given twice" err
 '
 
 test_done
